@@ -1,0 +1,75 @@
+import type { NormalisedConfig } from '../../src/config/types';
+
+type DeepPartial<T> = T extends readonly unknown[] ? T : T extends object ? { [K in keyof T]?: DeepPartial<T[K]> } : T;
+
+const peerKeys: NormalisedConfig['keys'] = {
+  listenAddress: 'operations.listenAddress',
+  tlsEnabled: 'operations.tls.enabled',
+  tlsCertFile: 'operations.tls.cert.file',
+  tlsKeyFile: 'operations.tls.key.file',
+  tlsClientRootCAs: 'operations.tls.clientRootCAs.files',
+  tlsClientAuthRequired: 'operations.tls.clientAuthRequired',
+  tlsRequireDedicatedCA: 'operations.tls.requireDedicatedCA',
+  metricsProvider: 'metrics.provider',
+  statsdNetwork: 'metrics.statsd.network',
+  statsdAddress: 'metrics.statsd.address',
+  statsdWriteInterval: 'metrics.statsd.writeInterval',
+  statsdPrefix: 'metrics.statsd.prefix',
+  healthTimeout: 'operations.healthCheck.timeout',
+  containerRuntimeType: 'operations.healthCheck.containerRuntime.type',
+  containerRuntimeEndpoint: 'operations.healthCheck.containerRuntime.endpoint',
+  containerRuntimeRequiredConditions: 'operations.healthCheck.containerRuntime.requiredConditions',
+};
+
+/** A peer-dialect NormalisedConfig with everything off, listening on 127.0.0.1 and a free port. */
+export function baseTestConfig(): NormalisedConfig {
+  return {
+    dialect: 'peer',
+    configFile: null,
+    operations: {
+      listen: { host: '127.0.0.1', port: 0 },
+      tls: {
+        enabled: false,
+        certFile: '',
+        keyFile: '',
+        clientAuthRequired: false,
+        clientRootCAFiles: [],
+        requireDedicatedCA: false,
+      },
+    },
+    organizationCAs: { files: [], dirs: [] },
+    metrics: {
+      provider: 'disabled',
+      statsd: { network: 'udp', address: { host: '127.0.0.1', port: 8125 }, writeIntervalMs: 10000, prefix: '' },
+    },
+    health: {
+      timeoutMs: 2000,
+      containerRuntime: {
+        type: 'none',
+        endpoint: '',
+        requiredConditions: ['RuntimeReady', 'NetworkReady'],
+        dockerTls: { enabled: false, caFile: '', certFile: '', keyFile: '' },
+      },
+    },
+    keys: { ...peerKeys },
+  };
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function merge(base: Record<string, unknown>, overrides: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...base };
+  for (const [key, value] of Object.entries(overrides)) {
+    if (value === undefined) continue;
+    const current = out[key];
+    out[key] = isPlainObject(current) && isPlainObject(value) ? merge(current, value) : value;
+  }
+  return out;
+}
+
+/** baseTestConfig() deep-merged with overrides (arrays replace). */
+export function testConfig(overrides: DeepPartial<NormalisedConfig> = {}): NormalisedConfig {
+  return merge(baseTestConfig() as unknown as Record<string, unknown>, overrides as Record<string, unknown>) as unknown as NormalisedConfig;
+}
