@@ -1,0 +1,141 @@
+import express, { type ErrorRequestHandler, type Express, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import type { Logger } from '../logging/types';
+import type { OperationsDomain } from './domain';
+import { sendError } from './errors';
+import { getHealth } from './handlers/health';
+import { getLogSpec, putLogSpec } from './handlers/logspec';
+import { getMetrics } from './handlers/metrics';
+import { getVersion } from './handlers/version';
+import { requireClientCertificate } from './middleware/client-auth';
+import { requestId } from './middleware/request-id';
+
+export const maxBodyBytes = 16 * 1024;
+export const responseTimeoutMs = 2 * 60 * 1000;
+
+export interface AppOptions {
+  tlsEnabled: boolean;
+  logger: Logger;
+}
+
+interface Route {
+  path: string;
+  protected: boolean;
+  get: RequestHandler;
+  put?: RequestHandler;
+}
+
+function allowed(route: Route): string {
+  return route.put ? 'GET, HEAD, PUT' : 'GET, HEAD';
+}
+
+/** The operations API: routes, the client-certificate rule, and the error shapes. */
+export function createOperationsApp(domain: OperationsDomain, options: AppOptions): Express {
+  const app = express();
+  app.set('case sensitive routing', true);
+  app.set('strict routing', true);
+  app.set('x-powered-by', false);
+  app.set('etag', false);
+
+  const routes: Route[] = [
+    { path: '/logspec', protected: true, get: getLogSpec(domain), put: putLogSpec(domain) },
+    { path: '/healthz', protected: false, get: getHealth(domain) },
+    { path: '/version', protected: false, get: getVersion(domain) },
+  ];
+  if (domain.scrape) routes.push({ path: '/metrics', protected: true, get: getMetrics(domain.scrape) });
+
+  app.use(requestId);
+  app.use(countResponses(domain));
+  app.use(limitResponseTime(options.logger));
+
+  const clientCertificate = requireClientCertificate(options.tlsEnabled, options.logger);
+  // Parse every PUT body as JSON whatever its Content-Type: operators use `curl -d`.
+  const jsonBody = express.json({ type: () => true, limit: maxBodyBytes, strict: false });
+
+  for (const route of routes) {
+    const guard: RequestHandler[] = route.protected ? [clientCertificate] : [];
+    app.get(route.path, ...guard, route.get);
+    if (route.put) app.put(route.path, ...guard, jsonBody, route.put);
+    app.options(route.path, (_req, res) => {
+      res.setHeader('Allow', `${allowed(route)}, OPTIONS`);
+      res.status(204).end();
+    });
+    app.all(route.path, ...guard, (req, res) => {
+      res.setHeader('Allow', `${allowed(route)}, OPTIONS`);
+      sendError(res, 405, `method ${req.method} not allowed on ${route.path}; allowed: ${allowed(route)}`);
+    });
+  }
+
+  app.use((req: Request, res: Response) => {
+    sendError(res, 404, `no such resource: ${req.path}`);
+  });
+  app.use(errorHandler(options.logger));
+  return app;
+}
+
+function countResponses(domain: OperationsDomain): RequestHandler {
+  return (req, res, next) => {
+    res.on('finish', () => {
+      const route = (req.route as { path?: string } | undefined)?.path ?? 'unmatched';
+      domain.observeRequest(route, res.statusCode);
+    });
+    next();
+  };
+}
+
+function limitResponseTime(logger: Logger): RequestHandler {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const timer = setTimeout(() => {
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      logger.warn('response took too long; giving up', { method: req.method, path: req.path, limitMs: responseTimeoutMs });
+      sendError(res, 503, `no response within ${responseTimeoutMs / 1000}s`);
+    }, responseTimeoutMs);
+    timer.unref();
+    res.on('close', () => clearTimeout(timer));
+    next();
+  };
+}
+
+interface BodyParserError {
+  type: string;
+  status?: number;
+  message: string;
+}
+
+function isBodyParserError(err: unknown): err is BodyParserError {
+  return typeof err === 'object' && err !== null && typeof (err as { type?: unknown }).type === 'string';
+}
+
+function errorHandler(logger: Logger): ErrorRequestHandler {
+  return (err: unknown, req, res, next) => {
+    if (res.headersSent) {
+      next(err);
+      return;
+    }
+    if (isBodyParserError(err)) {
+      switch (err.type) {
+        case 'entity.too.large':
+          sendError(res, 413, `request body is larger than ${maxBodyBytes} bytes`);
+          return;
+        case 'entity.parse.failed':
+          sendError(res, 400, `request body is not valid JSON: ${err.message}`);
+          return;
+        case 'request.aborted':
+          return;
+        default:
+          if (err.status !== undefined && err.status >= 400 && err.status < 500) {
+            sendError(res, err.status, err.message);
+            return;
+          }
+      }
+    }
+    logger.error('request failed', {
+      method: req.method,
+      path: req.path,
+      error: err instanceof Error ? (err.stack ?? err.message) : String(err),
+    });
+    sendError(res, 500, 'internal error; see the server log');
+  };
+}

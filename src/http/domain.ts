@@ -1,0 +1,27 @@
+import type { HealthReport } from '../health/types';
+import type { ScrapeEndpoint } from '../metrics/types';
+
+/** Who asked: what the HTTP layer knows about the client, for audit logs. */
+export interface RequestActor {
+  remoteAddress: string;
+  /** Subject of the verified client certificate, when TLS is on and one was presented. */
+  certificateSubject?: string;
+}
+
+export interface VersionDocument {
+  CommitSHA: string;
+  Version: string;
+}
+
+/** Everything the HTTP layer calls. It parses requests, calls these, maps results to status codes. */
+export interface OperationsDomain {
+  getLogSpec(): string;
+  /** Throws LogSpecError when the spec is invalid; then nothing changed. */
+  setLogSpec(spec: string, actor: RequestActor): void;
+  checkHealth(signal: AbortSignal): Promise<HealthReport>;
+  readonly version: VersionDocument;
+  /** Null unless the metrics provider is prometheus. */
+  readonly scrape: ScrapeEndpoint | null;
+  /** Called once per response, for the requests metric. */
+  observeRequest(route: string, statusCode: number): void;
+}

@@ -1,0 +1,34 @@
+import type { TLSSocket } from 'node:tls';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Logger } from '../../logging/types';
+import { sendError } from '../errors';
+
+/** The verified client certificate's subject (`CN=...,O=...`), or undefined. */
+export function verifiedClientSubject(req: Request): string | undefined {
+  const socket = req.socket as Partial<TLSSocket>;
+  if (typeof socket.getPeerCertificate !== 'function' || socket.authorized !== true) return undefined;
+  const cert = socket.getPeerCertificate();
+  if (!cert || Object.keys(cert).length === 0) return undefined;
+  return Object.entries(cert.subject ?? {})
+    .map(([k, v]) => `${k}=${Array.isArray(v) ? v.join('+') : String(v)}`)
+    .join(',');
+}
+
+/**
+ * Paths that need a client certificate chaining to clientRootCAs when TLS is on.
+ * Without TLS every path is open (spec 5.2).
+ */
+export function requireClientCertificate(tlsEnabled: boolean, logger: Logger): RequestHandler {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    if (!tlsEnabled || verifiedClientSubject(req) !== undefined) {
+      next();
+      return;
+    }
+    logger.warn('client certificate required', {
+      method: req.method,
+      path: req.path,
+      remoteAddress: req.socket.remoteAddress,
+    });
+    sendError(res, 401, `a client certificate issued by a trusted client CA is required for ${req.path}`);
+  };
+}

@@ -1,0 +1,27 @@
+/**
+ * fabric-ops as a library: start the operations service inside any Node.js process,
+ * register health checkers, create metrics, and get loggers ruled by the logging spec.
+ */
+import { OperationsSystem, type StartOptions } from './system';
+
+export { OperationsSystem, stopGraceMs, type StartOptions } from './system';
+export { loadConfig, type LoadConfigOptions, type LoadedConfig } from './config/load';
+export type { NormalisedConfig, Dialect } from './config/types';
+export { LoggingSystem } from './logging/logging-system';
+export type { Logger, LoggerFactory, LogLevel, LogFields } from './logging/types';
+export type { HealthChecker, CheckResult, HealthReport } from './health/types';
+export type {
+  MetricsProvider,
+  Counter,
+  Gauge,
+  Histogram,
+  MetricOptions,
+  HistogramOptions,
+  LabelValues,
+} from './metrics/types';
+export * from './errors';
+
+/** Starts an operations system from a config object, a file, or the environment as the command does. */
+export function startOperationsSystem(options: StartOptions = {}): Promise<OperationsSystem> {
+  return OperationsSystem.start(options);
+}

@@ -1,0 +1,209 @@
+import type { SecureContextOptions } from 'node:tls';
+import { loadConfig } from './config/load';
+import type { Dialect, HostPort, NormalisedConfig } from './config/types';
+import { DedicatedCaError } from './errors';
+import { HealthService } from './health/health-service';
+import { createContainerRuntimeChecker } from './health/container-runtime';
+import type { Clock, HealthChecker } from './health/types';
+import { createOperationsApp } from './http/app';
+import type { OperationsDomain, RequestActor, VersionDocument } from './http/domain';
+import { startServer, type ListeningServer } from './http/server';
+import { LoggingSystem } from './logging/logging-system';
+import type { Logger } from './logging/types';
+import { createMetricsSystem } from './metrics/create';
+import { createServiceMetrics, type ServiceMetrics } from './metrics/service-metrics';
+import type { MetricsProvider, MetricsSystem } from './metrics/types';
+import { describeDedicatedCaViolation, findOrganizationCAs } from './tls/dedicated-ca';
+import { loadTlsMaterial, secureContextOptions, type TlsMaterial } from './tls/material';
+import { TlsMaterialWatcher } from './tls/watcher';
+import { readVersion } from './version';
+
+export interface StartOptions {
+  /** A normalised configuration; when absent it is loaded as the command does. */
+  config?: NormalisedConfig;
+  configFile?: string;
+  dialect?: Dialect;
+  /** Environment for overrides, FABRIC_CFG_PATH and FABRIC_LOGGING_*; default process.env. */
+  env?: NodeJS.ProcessEnv;
+  /** Where log lines go; default stderr. Ignored when `logging` is given. */
+  logStream?: NodeJS.WritableStream;
+  /** Share a LoggingSystem the embedding process already has. */
+  logging?: LoggingSystem;
+  clock?: Clock;
+  version?: VersionDocument;
+  /** How often certificate files are polled for rotation; default 1000 ms. */
+  tlsPollIntervalMs?: number;
+}
+
+/** Time in-flight requests get to finish on stop (SIGTERM). */
+export const stopGraceMs = 10_000;
+
+/** A running operations service: the HTTP server, logging, metrics and health, wired together. */
+export class OperationsSystem {
+  readonly config: NormalisedConfig;
+  /** Where the configuration came from, for the start-up log. */
+  readonly configSource: string;
+  readonly logging: LoggingSystem;
+  readonly health: HealthService;
+  private readonly metricsSystem: MetricsSystem;
+  private readonly serviceMetrics: ServiceMetrics;
+  private readonly logger: Logger;
+  private server: ListeningServer | null = null;
+  private watcher: TlsMaterialWatcher | null = null;
+  private stopping: Promise<void> | null = null;
+
+  private constructor(config: NormalisedConfig, configSource: string, options: StartOptions) {
+    this.config = config;
+    this.configSource = configSource;
+    this.logging = options.logging ?? LoggingSystem.fromEnvironment(options.env ?? process.env, options.logStream);
+    this.logger = this.logging.getLogger('operations');
+    this.metricsSystem = createMetricsSystem(config.metrics, { loggers: this.logging });
+    const version = options.version ?? readVersion();
+    this.serviceMetrics = createServiceMetrics(this.metricsSystem.provider, version.Version);
+    this.logging.setObserver({
+      checked: (level) => this.serviceMetrics.loggingEntriesChecked.with({ level }).add(1),
+      written: (level) => this.serviceMetrics.loggingEntriesWritten.with({ level }).add(1),
+    });
+    this.health = new HealthService({
+      timeoutMs: config.health.timeoutMs,
+      clock: options.clock,
+      loggers: this.logging,
+      metrics: { duration: this.serviceMetrics.healthCheckDuration, status: this.serviceMetrics.healthCheckStatus },
+    });
+    this.version = version;
+  }
+
+  readonly version: VersionDocument;
+
+  static async start(options: StartOptions = {}): Promise<OperationsSystem> {
+    let config = options.config;
+    let source = 'configuration given by the embedding code';
+    if (!config) {
+      const loaded = loadConfig({ configFile: options.configFile, dialect: options.dialect, env: options.env ?? process.env });
+      config = loaded.config;
+      source = loaded.source;
+    }
+    const system = new OperationsSystem(config, source, options);
+    try {
+      await system.startComponents(options);
+    } catch (err) {
+      await system.stop(0).catch(() => undefined);
+      throw err;
+    }
+    return system;
+  }
+
+  private async startComponents(options: StartOptions): Promise<void> {
+    const { config } = this;
+    const runtime = await createContainerRuntimeChecker(config.health.containerRuntime, this.logging);
+    if (runtime) this.health.register(runtime.component, runtime.checker);
+
+    let tls: { context: SecureContextOptions; clientAuthRequired: boolean } | null = null;
+    let material: TlsMaterial | null = null;
+    if (config.operations.tls.enabled) {
+      material = loadTlsMaterial(config.operations.tls, config.keys);
+      this.enforceDedicatedCa(material, 'start');
+      tls = { context: secureContextOptions(material), clientAuthRequired: config.operations.tls.clientAuthRequired };
+    }
+
+    const app = createOperationsApp(this.domain(), { tlsEnabled: tls !== null, logger: this.logger });
+    this.server = await startServer(config.operations.listen, app, tls);
+    await this.metricsSystem.start();
+
+    if (material) {
+      const server = this.server;
+      this.watcher = new TlsMaterialWatcher({
+        tls: config.operations.tls,
+        keys: config.keys,
+        logger: this.logging.getLogger('operations.tls'),
+        current: material,
+        intervalMs: options.tlsPollIntervalMs,
+        onChange: (next) => {
+          try {
+            this.enforceDedicatedCa(next, 'reload');
+          } catch (err) {
+            this.logger.error(`new TLS material not used: ${(err as Error).message}`);
+            return;
+          }
+          server.setSecureContext(secureContextOptions(next));
+        },
+      });
+      this.watcher.start();
+    }
+    this.logger.info(`operations server listening on ${this.server.url}`, {
+      url: this.server.url,
+      config: this.configSource,
+      metricsProvider: config.metrics.provider,
+    });
+  }
+
+  /** Spec 2.2 / 5.6: the server certificate must not come from an organization CA. */
+  private enforceDedicatedCa(material: TlsMaterial, when: 'start' | 'reload'): void {
+    const matches = findOrganizationCAs(material.certPem, this.config.organizationCAs);
+    for (const match of matches) {
+      const message = describeDedicatedCaViolation(match, this.config.keys);
+      if (this.config.operations.tls.requireDedicatedCA) throw new DedicatedCaError(message);
+      this.logger.warn(message, { when, caFile: match.caFile, caSubject: match.caSubject, serverSubject: match.serverSubject });
+    }
+  }
+
+  private domain(): OperationsDomain {
+    return {
+      getLogSpec: () => this.logging.getSpec(),
+      setLogSpec: (spec: string, actor: RequestActor) => this.changeLogSpec(spec, actor),
+      checkHealth: (signal: AbortSignal) => this.health.check(signal),
+      version: this.version,
+      scrape: this.metricsSystem.scrape,
+      observeRequest: (route: string, statusCode: number) =>
+        this.serviceMetrics.requests.with({ route, code: String(statusCode) }).add(1),
+    };
+  }
+
+  private changeLogSpec(spec: string, actor: RequestActor | { caller: 'library' }): void {
+    const { previous, current } = this.logging.setSpec(spec);
+    this.serviceMetrics.logspecChanges.add(1);
+    this.logger.info(`logging specification changed from '${previous}' to '${current}'`, { previous, current, ...actor });
+  }
+
+  get url(): string {
+    if (!this.server) throw new Error('operations server is not running');
+    return this.server.url;
+  }
+
+  get address(): HostPort {
+    if (!this.server) throw new Error('operations server is not running');
+    return this.server.address;
+  }
+
+  get metrics(): MetricsProvider {
+    return this.metricsSystem.provider;
+  }
+
+  registerChecker(component: string, checker: HealthChecker): void {
+    this.health.register(component, checker);
+  }
+
+  getLogger(name: string): Logger {
+    return this.logging.getLogger(name);
+  }
+
+  getLogSpec(): string {
+    return this.logging.getSpec();
+  }
+
+  /** Throws LogSpecError on an invalid spec; then nothing changed. */
+  setLogSpec(spec: string): void {
+    this.changeLogSpec(spec, { caller: 'library' });
+  }
+
+  /** Stops accepting, lets in-flight requests finish (at most graceMs), flushes metrics. Idempotent. */
+  stop(graceMs: number = stopGraceMs): Promise<void> {
+    this.stopping ??= (async () => {
+      this.watcher?.stop();
+      if (this.server) await this.server.close(graceMs);
+      await this.metricsSystem.stop();
+      this.logging.setObserver(null);
+    })();
+    return this.stopping;
+  }
+}
