@@ -1,0 +1,176 @@
+import { X509Certificate, createPrivateKey, type KeyObject } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { DEFAULT_CIPHERS, type SecureContextOptions } from 'node:tls';
+import type { NormalisedConfig, TlsConfig } from '../config/types';
+import { ConfigError } from '../errors';
+import { certificateBlocks, hasIncompletePemBlock, privateKeyBlockOf } from './pem';
+
+/** The server's TLS material, read and checked, ready for a secure context. */
+export interface TlsMaterial {
+  /** The server certificate file's certificates (leaf first, then any chain it carries). */
+  certPem: string;
+  keyPem: string;
+  /** One PEM per client root CA certificate, from every file of clientRootCAs. */
+  clientCAPems: string[];
+  /** SHA-256 of the server (leaf) certificate, colon-separated hex. */
+  fingerprint: string;
+}
+
+export type ConfigKeys = NormalisedConfig['keys'];
+
+/** The TLS 1.2 suites Fabric allows (reference doc, "TLS"); TLS 1.3 keeps Node's default suites. */
+export const tls12CipherSuites = [
+  'ECDHE-ECDSA-AES128-GCM-SHA256',
+  'ECDHE-ECDSA-AES256-GCM-SHA384',
+  'ECDHE-RSA-AES128-GCM-SHA256',
+  'ECDHE-RSA-AES256-GCM-SHA384',
+  'AES128-GCM-SHA256',
+  'AES256-GCM-SHA384',
+] as const;
+
+export const tls13CipherSuites: readonly string[] = DEFAULT_CIPHERS.split(':').filter((suite) => suite.startsWith('TLS_'));
+
+export const minimumTlsVersion = 'TLSv1.2';
+
+/** Options for `https.createServer` / `server.setSecureContext`; client-auth policy is the caller's. */
+export function secureContextOptions(material: TlsMaterial): SecureContextOptions {
+  return {
+    cert: material.certPem,
+    key: material.keyPem,
+    ca: material.clientCAPems,
+    minVersion: minimumTlsVersion,
+    ciphers: [...tls13CipherSuites, ...tls12CipherSuites].join(':'),
+    honorCipherOrder: true,
+  };
+}
+
+function describeReadError(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  switch (code) {
+    case 'ENOENT':
+      return 'no such file';
+    case 'EACCES':
+    case 'EPERM':
+      return 'permission denied';
+    case 'EISDIR':
+      return 'is a directory';
+    case 'ENOTDIR':
+      return 'a parent of it is not a directory';
+    case 'ELOOP':
+      return 'too many levels of symbolic links';
+    default:
+      return error instanceof Error ? error.message : String(error);
+  }
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Collects one line per problem; each reader returns undefined when it found one. */
+class ProblemList {
+  readonly lines: string[] = [];
+
+  add(line: string): undefined {
+    this.lines.push(line);
+    return undefined;
+  }
+
+  readText(key: string, path: string): string | undefined {
+    try {
+      const text = readFileSync(path, 'utf8');
+      if (text.trim().length === 0) return this.add(`${key}: ${path} is empty`);
+      return text;
+    } catch (error) {
+      return this.add(`${key}: cannot read ${path}: ${describeReadError(error)}`);
+    }
+  }
+
+  /** Every certificate in the file, parsed; at least one. */
+  readCertificates(key: string, path: string): { pems: string[]; certificates: X509Certificate[] } | undefined {
+    const text = this.readText(key, path);
+    if (text === undefined) return undefined;
+    const pems = certificateBlocks(text);
+    if (pems.length === 0) {
+      return this.add(
+        hasIncompletePemBlock(text)
+          ? `${key}: ${path} holds an incomplete PEM block (BEGIN without END; a file still being written?)`
+          : `${key}: ${path} holds no PEM certificate`,
+      );
+    }
+    const certificates: X509Certificate[] = [];
+    for (const [index, pem] of pems.entries()) {
+      try {
+        certificates.push(new X509Certificate(pem));
+      } catch (error) {
+        const which = pems.length > 1 ? `certificate ${index + 1} of ${pems.length} in ${path}` : path;
+        return this.add(`${key}: ${which} is not a valid X.509 certificate (${errorMessage(error)})`);
+      }
+    }
+    return { pems, certificates };
+  }
+
+  readPrivateKey(key: string, path: string): { pem: string; privateKey: KeyObject } | undefined {
+    const text = this.readText(key, path);
+    if (text === undefined) return undefined;
+    const pem = privateKeyBlockOf(text);
+    if (pem === null) {
+      return this.add(
+        hasIncompletePemBlock(text)
+          ? `${key}: ${path} holds an incomplete PEM block (BEGIN without END; a file still being written?)`
+          : `${key}: ${path} holds no PEM private key`,
+      );
+    }
+    if (pem.startsWith('-----BEGIN ENCRYPTED PRIVATE KEY-----') || pem.includes('Proc-Type: 4,ENCRYPTED')) {
+      return this.add(`${key}: ${path} holds an encrypted private key; passphrase-protected keys are not supported`);
+    }
+    try {
+      return { pem, privateKey: createPrivateKey(pem) };
+    } catch (error) {
+      return this.add(`${key}: ${path} holds a private key that cannot be parsed (${errorMessage(error)})`);
+    }
+  }
+}
+
+/**
+ * Reads the server certificate, its key and the client root CAs named by an enabled TLS
+ * configuration, and checks that they can serve. Throws ConfigError with one line per
+ * problem, each naming the configuration key and the file.
+ */
+export function loadTlsMaterial(tls: TlsConfig, keys: ConfigKeys): TlsMaterial {
+  const problems = new ProblemList();
+  const required = (key: string): undefined => problems.add(`${key}: required when ${keys.tlsEnabled} is true`);
+
+  const cert = tls.certFile === '' ? required(keys.tlsCertFile) : problems.readCertificates(keys.tlsCertFile, tls.certFile);
+  const key = tls.keyFile === '' ? required(keys.tlsKeyFile) : problems.readPrivateKey(keys.tlsKeyFile, tls.keyFile);
+  const leaf = cert?.certificates[0];
+  if (leaf !== undefined && key !== undefined && !leaf.checkPrivateKey(key.privateKey)) {
+    problems.add(`${keys.tlsKeyFile}: the key in ${tls.keyFile} does not match the certificate in ${tls.certFile} (${keys.tlsCertFile})`);
+  }
+
+  const clientCAPems: string[] = [];
+  for (const file of tls.clientRootCAFiles) {
+    const cas = problems.readCertificates(keys.tlsClientRootCAs, file);
+    if (cas !== undefined) clientCAPems.push(...cas.pems);
+  }
+
+  if (problems.lines.length > 0 || cert === undefined || key === undefined || leaf === undefined) {
+    throw new ConfigError(problems.lines);
+  }
+  return {
+    certPem: `${cert.pems.join('\n')}\n`,
+    keyPem: `${key.pem}\n`,
+    clientCAPems,
+    fingerprint: leaf.fingerprint256,
+  };
+}
+
+/** Same files, same contents: nothing to reload. */
+export function sameTlsMaterial(a: TlsMaterial, b: TlsMaterial): boolean {
+  return (
+    a.certPem === b.certPem &&
+    a.keyPem === b.keyPem &&
+    a.clientCAPems.length === b.clientCAPems.length &&
+    a.clientCAPems.every((pem, index) => pem === b.clientCAPems[index])
+  );
+}
