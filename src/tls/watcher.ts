@@ -1,0 +1,125 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { TlsConfig } from '../config/types';
+import { ConfigError } from '../errors';
+import type { Logger } from '../logging/types';
+import { type ConfigKeys, type TlsMaterial, loadTlsMaterial, sameTlsMaterial } from './material';
+import { summarisePem } from './pem';
+
+export interface TlsMaterialWatcherOptions {
+  tls: TlsConfig;
+  keys: ConfigKeys;
+  logger: Logger;
+  /** The material in use now (as loaded at start). */
+  current: TlsMaterial;
+  /**
+   * Called with new, valid material. If it throws (the caller refuses the material), the
+   * error is logged, the previous material stays current and the same files are not retried.
+   */
+  onChange: (material: TlsMaterial) => void;
+  /** Poll period; default 1000. */
+  intervalMs?: number;
+}
+
+/**
+ * Reloads the server certificate, key and client root CAs when their contents change.
+ *
+ * Polls by reading the files: a Kubernetes secret update re-points a symlinked `..data`
+ * directory, which file watchers on the (unchanged) symlink paths never see. Reading a few
+ * KiB per second is cheaper than getting that wrong.
+ */
+export class TlsMaterialWatcher {
+  private readonly options: TlsMaterialWatcherOptions;
+  private readonly intervalMs: number;
+  private current: TlsMaterial;
+  private timer: NodeJS.Timeout | undefined;
+  /** Digest of the files' raw contents at the last poll that looked at them. */
+  private lastDigest: string | undefined;
+  private lastFailure: string | undefined;
+
+  constructor(options: TlsMaterialWatcherOptions) {
+    this.options = options;
+    this.intervalMs = options.intervalMs ?? 1000;
+    this.current = options.current;
+  }
+
+  start(): void {
+    if (this.timer !== undefined) return;
+    this.timer = setInterval(() => this.checkNow(), this.intervalMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer === undefined) return;
+    clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  /** One poll: reload when the files' contents differ from the last poll. */
+  checkNow(): void {
+    const digest = this.digestFiles();
+    if (digest === this.lastDigest) return;
+    this.lastDigest = digest;
+
+    let material: TlsMaterial;
+    try {
+      material = loadTlsMaterial(this.options.tls, this.options.keys);
+    } catch (error) {
+      // The files are read again for loading, so they may have changed since the digest:
+      // retry at the next poll (a repeated failure is logged only once).
+      this.lastDigest = undefined;
+      this.reportFailure(error instanceof ConfigError ? error.problems.join('; ') : String(error));
+      return;
+    }
+    this.lastFailure = undefined;
+    if (sameTlsMaterial(material, this.current)) return;
+
+    try {
+      this.options.onChange(material);
+    } catch (error) {
+      this.reportFailure(`new TLS material refused: ${error instanceof Error ? error.message : String(error)}`);
+      return;
+    }
+    const previous = this.current;
+    this.current = material;
+    const certificate = summarisePem(material.certPem);
+    this.options.logger.info(
+      `TLS material reloaded: server certificate subject "${certificate.subject}", serial ${certificate.serial}, ` +
+        `valid until ${certificate.notAfter}`,
+      {
+        subject: certificate.subject,
+        serial: certificate.serial,
+        notAfter: certificate.notAfter,
+        fingerprint: material.fingerprint,
+        certificateChanged: material.certPem !== previous.certPem,
+        clientRootCAsChanged: material.clientCAPems.join('') !== previous.clientCAPems.join(''),
+        clientRootCAs: material.clientCAPems.length,
+      },
+    );
+  }
+
+  private reportFailure(problem: string): void {
+    if (problem === this.lastFailure) return;
+    this.lastFailure = problem;
+    this.options.logger.error(`TLS material not reloaded, keeping the current certificate: ${problem}`, {
+      problem,
+      fingerprint: this.current.fingerprint,
+    });
+  }
+
+  /** Contents, or the read error, of every watched file, through any symlinks. */
+  private digestFiles(): string {
+    const { certFile, keyFile, clientRootCAFiles } = this.options.tls;
+    const hash = createHash('sha256');
+    for (const path of [certFile, keyFile, ...clientRootCAFiles]) {
+      hash.update(path).update('\0');
+      try {
+        hash.update(readFileSync(path));
+      } catch (error) {
+        hash.update(`unreadable:${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+      }
+      hash.update('\0');
+    }
+    return hash.digest('hex');
+  }
+}

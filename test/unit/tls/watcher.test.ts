@@ -1,0 +1,252 @@
+import { X509Certificate } from 'node:crypto';
+import { copyFile, mkdir, mkdtemp, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TlsConfig } from '../../../src/config/types';
+import { type TlsMaterial, loadTlsMaterial } from '../../../src/tls/material';
+import { TlsMaterialWatcher } from '../../../src/tls/watcher';
+import { CaptureLoggers } from '../../support/capture-logger';
+import { baseTestConfig } from '../../support/config';
+import { type KeyPair, createTestPki, type TestPki } from '../../support/pki';
+
+const keys = baseTestConfig().keys;
+let pki: TestPki;
+let root: string;
+let caseCount = 0;
+
+beforeAll(async () => {
+  pki = await createTestPki();
+  root = await mkdtemp(join(tmpdir(), 'fabric-ops-watcher-'));
+});
+afterAll(async () => {
+  await pki.cleanup();
+  await rm(root, { recursive: true, force: true });
+});
+
+const fingerprintOf = (pair: KeyPair): string => new X509Certificate(pair.certPem).fingerprint256;
+
+interface Harness {
+  dir: string;
+  tls: TlsConfig;
+  watcher: TlsMaterialWatcher;
+  logs: CaptureLoggers;
+  changes: TlsMaterial[];
+  initial: TlsMaterial;
+}
+
+/** Plain files tls.crt, tls.key, ca.crt in a fresh directory, holding pki.server and pki.clientCA. */
+async function plainFiles(onChange?: (material: TlsMaterial) => void): Promise<Harness> {
+  const dir = join(root, `case-${++caseCount}`);
+  await mkdir(dir);
+  await Promise.all([
+    copyFile(pki.server.cert, join(dir, 'tls.crt')),
+    copyFile(pki.server.key, join(dir, 'tls.key')),
+    copyFile(pki.clientCA.cert, join(dir, 'ca.crt')),
+  ]);
+  return harness(dir, onChange);
+}
+
+function harness(dir: string, onChange?: (material: TlsMaterial) => void): Harness {
+  const tls: TlsConfig = {
+    enabled: true,
+    certFile: join(dir, 'tls.crt'),
+    keyFile: join(dir, 'tls.key'),
+    clientAuthRequired: false,
+    clientRootCAFiles: [join(dir, 'ca.crt')],
+    requireDedicatedCA: false,
+  };
+  const logs = new CaptureLoggers();
+  const changes: TlsMaterial[] = [];
+  const initial = loadTlsMaterial(tls, keys);
+  const watcher = new TlsMaterialWatcher({
+    tls,
+    keys,
+    logger: logs.getLogger('operations.tls'),
+    current: initial,
+    onChange: (material) => {
+      onChange?.(material);
+      changes.push(material);
+    },
+  });
+  return { dir, tls, watcher, logs, changes, initial };
+}
+
+/**
+ * The layout kubelet writes for a mounted secret: the visible names are symlinks into
+ * `..data`, itself a symlink to a timestamped directory; an update writes a new directory
+ * and renames a new `..data` link over the old one (one atomic step).
+ */
+async function kubernetesSecretVolume(files: Record<string, string>): Promise<{ dir: string; update: (next: Record<string, string>) => Promise<void> }> {
+  const dir = join(root, `secret-${++caseCount}`);
+  await mkdir(dir);
+  let generation = 0;
+  const writeGeneration = async (contents: Record<string, string>): Promise<string> => {
+    const name = `..2026_01_0${++generation}_10_00_00.${generation}`;
+    await mkdir(join(dir, name));
+    for (const [file, content] of Object.entries(contents)) await writeFile(join(dir, name, file), content);
+    return name;
+  };
+  const first = await writeGeneration(files);
+  await symlink(first, join(dir, '..data'));
+  for (const file of Object.keys(files)) await symlink(join('..data', file), join(dir, file));
+  let current = first;
+  return {
+    dir,
+    update: async (next) => {
+      const name = await writeGeneration(next);
+      await symlink(name, join(dir, '..data_tmp'));
+      await rename(join(dir, '..data_tmp'), join(dir, '..data'));
+      await rm(join(dir, current), { recursive: true });
+      current = name;
+    },
+  };
+}
+
+describe('TlsMaterialWatcher', () => {
+  it('does nothing while the files stay the same', async () => {
+    const h = await plainFiles();
+    h.watcher.checkNow();
+    h.watcher.checkNow();
+    expect(h.changes).toEqual([]);
+    expect(h.logs.entries).toEqual([]);
+  });
+
+  it('hands over new material when the certificate and key files are rewritten, and logs its subject, serial and expiry', async () => {
+    const h = await plainFiles();
+    const next = await pki.issue('rewritten', 'serverCA', { cn: 'localhost' });
+    await writeFile(h.tls.certFile, next.certPem);
+    await writeFile(h.tls.keyFile, next.keyPem);
+    h.watcher.checkNow();
+
+    expect(h.changes.map((m) => m.fingerprint)).toEqual([fingerprintOf(next)]);
+    const parsed = new X509Certificate(next.certPem);
+    const [entry, ...others] = h.logs.find('info', /TLS material reloaded/);
+    expect(others).toEqual([]);
+    expect(entry?.msg).toContain('subject "O=fabric-ops tests, CN=localhost"');
+    expect(entry?.msg).toContain(`serial ${parsed.serialNumber}`);
+    expect(entry?.msg).toContain(`valid until ${new Date(parsed.validTo).toISOString()}`);
+    expect(entry?.fields).toMatchObject({ serial: parsed.serialNumber, fingerprint: parsed.fingerprint256, certificateChanged: true });
+
+    h.watcher.checkNow();
+    expect(h.changes).toHaveLength(1);
+  });
+
+  it('hands over new client root CAs when only the CA file changes', async () => {
+    const h = await plainFiles();
+    await writeFile(join(h.dir, 'ca.crt'), `${pki.clientCA.certPem}${pki.untrustedCA.certPem}`);
+    h.watcher.checkNow();
+    expect(h.changes).toHaveLength(1);
+    expect(h.changes[0]?.clientCAPems).toHaveLength(2);
+    expect(h.changes[0]?.fingerprint).toBe(h.initial.fingerprint);
+    expect(h.logs.find('info', /TLS material reloaded/)[0]?.fields).toMatchObject({ certificateChanged: false, clientRootCAsChanged: true });
+  });
+
+  it('follows a Kubernetes secret update that re-points the ..data symlink', async () => {
+    const volume = await kubernetesSecretVolume({ 'tls.crt': pki.server.certPem, 'tls.key': pki.server.keyPem, 'ca.crt': pki.clientCA.certPem });
+    const h = harness(volume.dir);
+    h.watcher.checkNow();
+    expect(h.changes).toEqual([]);
+
+    const next = await pki.issue('k8s-rotated', 'serverCA');
+    await volume.update({ 'tls.crt': next.certPem, 'tls.key': next.keyPem, 'ca.crt': pki.clientCA.certPem });
+    h.watcher.checkNow();
+    expect(h.changes.map((m) => m.fingerprint)).toEqual([fingerprintOf(next)]);
+
+    const third = await pki.issue('k8s-rotated-again', 'serverCA');
+    await volume.update({ 'tls.crt': third.certPem, 'tls.key': third.keyPem, 'ca.crt': pki.clientCA.certPem });
+    h.watcher.checkNow();
+    expect(h.changes.map((m) => m.fingerprint)).toEqual([fingerprintOf(next), fingerprintOf(third)]);
+  });
+
+  it('keeps the old material while the key is half written, logs the error once, then takes the completed pair', async () => {
+    const h = await plainFiles();
+    const next = await pki.issue('half-written', 'serverCA');
+    await writeFile(h.tls.certFile, next.certPem);
+    await writeFile(h.tls.keyFile, next.keyPem.slice(0, Math.floor(next.keyPem.length / 2)));
+    h.watcher.checkNow();
+    h.watcher.checkNow();
+    h.watcher.checkNow();
+
+    expect(h.changes).toEqual([]);
+    const errors = h.logs.find('error', /TLS material not reloaded/);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]?.msg).toContain(`operations.tls.key.file: ${h.tls.keyFile} holds an incomplete PEM block`);
+    expect(errors[0]?.fields).toMatchObject({ fingerprint: h.initial.fingerprint });
+
+    await writeFile(h.tls.keyFile, next.keyPem);
+    h.watcher.checkNow();
+    expect(h.changes.map((m) => m.fingerprint)).toEqual([fingerprintOf(next)]);
+    expect(h.logs.find('error', /./)).toHaveLength(1);
+  });
+
+  it('refuses a certificate with a key that does not match it', async () => {
+    const h = await plainFiles();
+    const next = await pki.issue('mismatched', 'serverCA');
+    await writeFile(h.tls.certFile, next.certPem);
+    h.watcher.checkNow();
+    h.watcher.checkNow();
+
+    expect(h.changes).toEqual([]);
+    const errors = h.logs.find('error', /TLS material not reloaded/);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]?.msg).toContain(`the key in ${h.tls.keyFile} does not match the certificate in ${h.tls.certFile}`);
+  });
+
+  it('logs a new, different failure once too, and a repeated failure again after a success', async () => {
+    const h = await plainFiles();
+    const next = await pki.issue('failures', 'serverCA');
+    await writeFile(h.tls.certFile, next.certPem); // mismatched
+    h.watcher.checkNow();
+    await writeFile(h.tls.keyFile, 'junk\n'); // no key
+    h.watcher.checkNow();
+    h.watcher.checkNow();
+    await writeFile(h.tls.keyFile, next.keyPem);
+    h.watcher.checkNow();
+    await writeFile(h.tls.keyFile, 'junk\n');
+    h.watcher.checkNow();
+
+    expect(h.logs.find('error', /./).map((e) => e.fields.problem)).toEqual([
+      expect.stringContaining('does not match'),
+      expect.stringContaining('holds no PEM private key'),
+      expect.stringContaining('holds no PEM private key'),
+    ]);
+    expect(h.changes).toHaveLength(1);
+  });
+
+  it('keeps the old material and does not retry when onChange refuses the new one', async () => {
+    let refusals = 0;
+    const h = await plainFiles(() => {
+      refusals += 1;
+      throw new Error('chains to an organization CA');
+    });
+    const next = await pki.issue('refused', 'orgCA');
+    await writeFile(h.tls.certFile, next.certPem);
+    await writeFile(h.tls.keyFile, next.keyPem);
+    h.watcher.checkNow();
+    h.watcher.checkNow();
+
+    expect(refusals).toBe(1);
+    expect(h.logs.find('error', /new TLS material refused: chains to an organization CA/)).toHaveLength(1);
+    expect(h.logs.find('info', /reloaded/)).toEqual([]);
+  });
+
+  it('polls every second by default, on a timer that stop() removes', async () => {
+    jest.useFakeTimers();
+    try {
+      const h = await plainFiles();
+      h.watcher.start();
+      expect(jest.getTimerCount()).toBe(1);
+      const next = await pki.issue('timer', 'serverCA');
+      await writeFile(h.tls.certFile, next.certPem);
+      await writeFile(h.tls.keyFile, next.keyPem);
+      jest.advanceTimersByTime(999);
+      expect(h.changes).toEqual([]);
+      jest.advanceTimersByTime(1);
+      expect(h.changes.map((m) => m.fingerprint)).toEqual([fingerprintOf(next)]);
+      h.watcher.stop();
+      expect(jest.getTimerCount()).toBe(0);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+});
