@@ -1,7 +1,9 @@
 # The two commands of the README: `make run` and `make test`.
 NODE := $(shell scripts/node24.sh)
+# Base image for `make image`; real users: make image NODE_IMAGE=node:24-bookworm-slim
+NODE_IMAGE ?= fabric-ops/node-base:24
 
-.PHONY: run test build deps prereqs bench clean
+.PHONY: run test build deps prereqs bench image clean
 
 node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -24,5 +26,11 @@ test: build prereqs
 bench: build prereqs
 	$(NODE) bench/run-all.js
 
+image: build
+	rm -rf .image && mkdir -p .image && cp package.json package-lock.json .image/
+	cd .image && npm ci --omit=dev --no-audit --no-fund --ignore-scripts
+	scripts/build-node-base.sh
+	DOCKER_BUILDKIT=0 docker build --network host --build-arg NODE_IMAGE=$(NODE_IMAGE) -t fabric-ops:latest .
+
 clean:
-	rm -rf dist .tools
+	rm -rf dist .tools .image
