@@ -1,0 +1,148 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { parseDocument } from 'yaml';
+import { ConfigError } from '../errors';
+import { dialectDefinition, normaliseConfig } from './normalise';
+import { dialects, type Dialect, type NormalisedConfig } from './types';
+
+export interface LoadConfigOptions {
+  /** A core.yaml or orderer.yaml; relative to the working directory. */
+  configFile?: string;
+  /** Forces the dialect; otherwise it comes from the file's top-level keys (or the file name in $FABRIC_CFG_PATH). */
+  dialect?: Dialect;
+  /** Environment for $FABRIC_CFG_PATH and the CORE_* / ORDERER_* overrides (default: process.env). */
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface LoadedConfig {
+  config: NormalisedConfig;
+  /** Human text: "core.yaml at /x/core.yaml (peer dialect)" or "embedded peer defaults". */
+  source: string;
+}
+
+type DialectHint = { kind: 'clear'; dialect: Dialect; keys: string[] } | { kind: 'unclear'; topLevelKeys: string[] };
+
+function dialectHint(document: unknown): DialectHint {
+  const topLevelKeys = typeof document === 'object' && document !== null && !Array.isArray(document) ? Object.keys(document) : [];
+  const matches = dialects.map((dialect) => ({
+    dialect,
+    keys: topLevelKeys.filter((key) => dialectDefinition(dialect).topLevelKeys.includes(key)),
+  }));
+  const found = matches.filter((match) => match.keys.length > 0);
+  const only = found[0];
+  return found.length === 1 && only !== undefined ? { kind: 'clear', dialect: only.dialect, keys: only.keys } : { kind: 'unclear', topLevelKeys };
+}
+
+/**
+ * The dialect of a parsed document, from its top-level keys: peer, operations, vm, chaincode,
+ * ledger (peer) or General, Operations, Metrics, FileLedger, Consensus (orderer).
+ */
+export function detectDialect(document: unknown, file: string): Dialect {
+  const hint = dialectHint(document);
+  if (hint.kind === 'clear') return hint.dialect;
+  const found = hint.topLevelKeys.length === 0 ? 'no top-level keys' : `top-level keys ${hint.topLevelKeys.join(', ')}`;
+  throw new ConfigError([
+    `${file}: cannot tell whether this is a peer core.yaml or an orderer orderer.yaml (${found}); pass --dialect peer or --dialect orderer`,
+  ]);
+}
+
+function checkDialectMatches(document: unknown, file: string, dialect: Dialect): void {
+  const hint = dialectHint(document);
+  if (hint.kind === 'clear' && hint.dialect !== dialect) {
+    const theirs = dialectDefinition(hint.dialect).fileName;
+    throw new ConfigError([
+      `${file}: its top-level keys (${hint.keys.join(', ')}) are those of an ${hint.dialect} ${theirs}, but the ${dialect} dialect was asked for; pass --dialect ${hint.dialect} or the right file`,
+    ]);
+  }
+}
+
+function describeReadError(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  switch (code) {
+    case 'ENOENT':
+      return 'no such file';
+    case 'EACCES':
+    case 'EPERM':
+      return 'permission denied';
+    case 'EISDIR':
+      return 'is a directory, not a file';
+    default:
+      return (error as Error).message;
+  }
+}
+
+/** Reads and parses a YAML file; ConfigError naming the path (and the line of a YAML error). */
+function readYamlFile(file: string): unknown {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new ConfigError([`config file ${file}: cannot be read: ${describeReadError(error)}`]);
+  }
+  const document = parseDocument(text);
+  if (document.errors.length > 0) {
+    const lines = text.split(/\r?\n/);
+    throw new ConfigError(
+      document.errors.map((error) => {
+        const reason = (error.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:$/, '');
+        const position = error.linePos?.[0];
+        if (!position) return `config file ${file}: not valid YAML: ${reason}`;
+        const line = lines[position.line - 1] ?? '';
+        return `config file ${file}: not valid YAML at line ${position.line}, column ${position.col}: ${reason} (${JSON.stringify(line)})`;
+      }),
+    );
+  }
+  return document.toJS({ maxAliasCount: 1000 }) as unknown;
+}
+
+function loadFile(file: string, dialect: Dialect | undefined, env: NodeJS.ProcessEnv): LoadedConfig {
+  const document = readYamlFile(file);
+  const chosen = dialect ?? detectDialect(document, file);
+  checkDialectMatches(document, file, chosen);
+  const config = normaliseConfig({ dialect: chosen, document, env, configDir: path.dirname(file), configFile: file });
+  return { config, source: `${path.basename(file)} at ${file} (${chosen} dialect)` };
+}
+
+function isFile(file: string): boolean {
+  try {
+    return fs.statSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
+
+function fileInConfigPath(configPath: string, dialect: Dialect | undefined): { file: string; dialect: Dialect } {
+  const directory = path.resolve(configPath);
+  const present = dialects.filter((candidate) => isFile(path.join(directory, dialectDefinition(candidate).fileName)));
+  const at = (candidate: Dialect): string => path.join(directory, dialectDefinition(candidate).fileName);
+  if (dialect !== undefined) {
+    if (present.includes(dialect)) return { file: at(dialect), dialect };
+    throw new ConfigError([`FABRIC_CFG_PATH=${configPath}: no ${dialectDefinition(dialect).fileName} in ${directory} (for the ${dialect} dialect)`]);
+  }
+  const only = present[0];
+  if (present.length === 1 && only !== undefined) return { file: at(only), dialect: only };
+  if (present.length === 0) {
+    throw new ConfigError([`FABRIC_CFG_PATH=${configPath}: neither core.yaml nor orderer.yaml in ${directory}`]);
+  }
+  throw new ConfigError([`FABRIC_CFG_PATH=${configPath}: both core.yaml and orderer.yaml are in ${directory}; pass --dialect peer or --dialect orderer`]);
+}
+
+/**
+ * Finds, reads and normalises the configuration: `configFile` if given, else
+ * `$FABRIC_CFG_PATH/core.yaml` or `orderer.yaml`, else the embedded defaults of the dialect
+ * (peer unless told). Environment overrides apply in every case. Throws ConfigError.
+ */
+export function loadConfig(options: LoadConfigOptions): LoadedConfig {
+  const env = options.env ?? process.env;
+  if (options.configFile !== undefined && options.configFile !== '') {
+    return loadFile(path.resolve(options.configFile), options.dialect, env);
+  }
+  const configPath = env.FABRIC_CFG_PATH;
+  if (configPath !== undefined && configPath !== '') {
+    const found = fileInConfigPath(configPath, options.dialect);
+    return loadFile(found.file, found.dialect, env);
+  }
+  const dialect = options.dialect ?? 'peer';
+  const config = normaliseConfig({ dialect, document: null, env, configDir: process.cwd(), configFile: null });
+  return { config, source: `embedded ${dialect} defaults` };
+}

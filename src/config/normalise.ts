@@ -1,0 +1,254 @@
+import * as path from 'node:path';
+import { ConfigError } from '../errors';
+import type { DialectDefinition } from './dialect';
+import { ordererDialect } from './orderer-schema';
+import { peerDialect } from './peer-schema';
+import { resolveSettings, schemaLeaves, type Environment, type SettingValues } from './settings';
+import {
+  containerRuntimeTypes,
+  criConditions,
+  metricsProviders,
+  NormalisedConfigSchema,
+  statsdNetworks,
+  type ContainerRuntimeType,
+  type Dialect,
+  type HostPort,
+  type MetricsProviderName,
+  type NormalisedConfig,
+  type StatsdNetwork,
+} from './types';
+import { parseEndpoint, parseHostPort, parsePositiveDurationMs, type Parsed } from './values';
+
+export const defaultDockerEndpoint = 'unix:///var/run/docker.sock';
+export const defaultCriEndpoint = 'unix:///run/containerd/containerd.sock';
+
+export function dialectDefinition(dialect: Dialect): DialectDefinition {
+  return dialect === 'peer' ? peerDialect : ordererDialect;
+}
+
+export interface NormaliseInput {
+  dialect: Dialect;
+  /** The parsed YAML document (null/undefined: an empty file, or the embedded defaults). */
+  document: unknown;
+  env: Environment;
+  /** Absolute directory that relative paths resolve against (the config file's directory). */
+  configDir: string;
+  /** Absolute path of the file the document came from, or null for the embedded defaults. */
+  configFile: string | null;
+}
+
+function isOneOf<T extends string>(allowed: readonly T[], value: string): value is T {
+  return (allowed as readonly string[]).includes(value);
+}
+
+function quoted(value: string): string {
+  return JSON.stringify(value);
+}
+
+/**
+ * Turns one dialect's document plus environment overrides into the NormalisedConfig.
+ * Pure: reads no files. Throws ConfigError listing every problem, one line each, each
+ * naming the dialect's own key (and the environment variable when the value came from one).
+ */
+export function normaliseConfig(input: NormaliseInput): NormalisedConfig {
+  const definition = dialectDefinition(input.dialect);
+  const keys = definition.keys;
+  const resolved = resolveSettings(definition.schema, input.document, input.env, definition.envPrefix, definition.fileName);
+  const values: SettingValues = resolved.values;
+  const problems: string[] = [];
+  const unreadable = new Set(resolved.problems.map((problem) => problem.path));
+
+  const label = (key: string): string => {
+    const variable = resolved.fromEnvironment.get(key);
+    return variable === undefined ? key : `${key} (from ${variable})`;
+  };
+  const report = (key: string, message: string): void => {
+    problems.push(`${label(key)}: ${message}`);
+  };
+  const check = <T>(key: string, parsed: Parsed<T>, fallback: T): T => {
+    if (parsed.ok) return parsed.value;
+    report(key, parsed.problem);
+    return fallback;
+  };
+  const absolute = (file: string): string => (file === '' ? '' : path.resolve(input.configDir, file));
+  const absoluteList = (files: readonly string[]): string[] => [...new Set(files.filter((file) => file !== '').map(absolute))];
+  const defaults = new Map(schemaLeaves(definition.schema).map((leaf) => [leaf.path, leaf.defaultValue]));
+  const defaultString = (key: string): string => String(defaults.get(key));
+
+  // Operations server
+  const listen = check<HostPort>(keys.listenAddress, parseHostPort(values.string(keys.listenAddress), 0), { host: '127.0.0.1', port: 0 });
+  const tlsEnabled = values.boolean(keys.tlsEnabled);
+  const tls = {
+    enabled: tlsEnabled,
+    certFile: absolute(values.string(keys.tlsCertFile)),
+    keyFile: absolute(values.string(keys.tlsKeyFile)),
+    clientAuthRequired: values.boolean(keys.tlsClientAuthRequired),
+    clientRootCAFiles: absoluteList(values.list(keys.tlsClientRootCAs)),
+    requireDedicatedCA: values.boolean(keys.tlsRequireDedicatedCA),
+  };
+  if (tlsEnabled) {
+    const requiredWhenEnabled = `required when ${keys.tlsEnabled} is true`;
+    if (tls.certFile === '' && !unreadable.has(keys.tlsCertFile)) report(keys.tlsCertFile, requiredWhenEnabled);
+    if (tls.keyFile === '' && !unreadable.has(keys.tlsKeyFile)) report(keys.tlsKeyFile, requiredWhenEnabled);
+    if (tls.clientRootCAFiles.length === 0 && !unreadable.has(keys.tlsClientRootCAs)) {
+      report(keys.tlsClientRootCAs, `${requiredWhenEnabled} (client certificates for /logspec and /metrics are verified against these CAs; without one nobody can use them)`);
+    }
+  }
+
+  // Metrics
+  const providerText = values.string(keys.metricsProvider);
+  let provider: MetricsProviderName = 'disabled';
+  if (isOneOf(metricsProviders, providerText)) provider = providerText;
+  else report(keys.metricsProvider, `must be one of ${metricsProviders.join(', ')}; got ${quoted(providerText)}`);
+
+  const statsdChecked = provider === 'statsd';
+  /** Statsd keys are read only when the provider is statsd; otherwise a bad value falls back to the default. */
+  const statsdValue = <T>(key: string, parse: (text: string) => Parsed<T>): T => {
+    const parsed = parse(values.string(key));
+    if (parsed.ok) return parsed.value;
+    if (statsdChecked) report(key, parsed.problem);
+    const fallback = parse(defaultString(key));
+    if (!fallback.ok) throw new Error(`internal error: the default of ${key} does not parse: ${fallback.problem}`);
+    return fallback.value;
+  };
+  const parseNetwork = (text: string): Parsed<StatsdNetwork> =>
+    isOneOf(statsdNetworks, text)
+      ? { ok: true, value: text }
+      : { ok: false, problem: `must be one of ${[...statsdNetworks].sort().join(', ')}; got ${quoted(text)}` };
+  const statsd = {
+    network: statsdValue(keys.statsdNetwork, parseNetwork),
+    address: statsdValue(keys.statsdAddress, (text) => parseHostPort(text, 1)),
+    writeIntervalMs: statsdValue(keys.statsdWriteInterval, parsePositiveDurationMs),
+    prefix: ((prefix: string) => (prefix === '' || prefix.endsWith('.') ? prefix : `${prefix}.`))(values.string(keys.statsdPrefix)),
+  };
+  const statsdSection = keys.statsdNetwork.slice(0, keys.statsdNetwork.lastIndexOf('.'));
+  const readProblems = resolved.problems.filter(
+    (problem) => statsdChecked || !(problem.path === statsdSection || problem.path.startsWith(`${statsdSection}.`)),
+  );
+
+  // Health
+  const timeoutMs = check(keys.healthTimeout, parsePositiveDurationMs(values.string(keys.healthTimeout)), 2000);
+  const requiredConditions: string[] = [];
+  for (const condition of values.list(keys.containerRuntimeRequiredConditions)) {
+    if (!isOneOf(criConditions, condition)) {
+      report(keys.containerRuntimeRequiredConditions, `${quoted(condition)} is not a CRI condition; allowed: ${criConditions.join(', ')}`);
+    } else if (!requiredConditions.includes(condition)) {
+      requiredConditions.push(condition);
+    }
+  }
+  const runtime = resolveContainerRuntime(definition, values, label, report);
+
+  const docker = definition.docker;
+  const dockerTls = { enabled: false, caFile: '', certFile: '', keyFile: '' };
+  if (docker !== null) {
+    dockerTls.enabled = values.boolean(docker.tlsEnabledKey);
+    dockerTls.caFile = absolute(values.string(docker.tlsCaFileKey));
+    dockerTls.certFile = absolute(values.string(docker.tlsCertFileKey));
+    dockerTls.keyFile = absolute(values.string(docker.tlsKeyFileKey));
+    if (dockerTls.enabled) {
+      const fileKeys: Array<[string, string]> = [
+        [docker.tlsCaFileKey, dockerTls.caFile],
+        [docker.tlsCertFileKey, dockerTls.certFile],
+        [docker.tlsKeyFileKey, dockerTls.keyFile],
+      ];
+      for (const [key, file] of fileKeys) {
+        if (file === '' && !unreadable.has(key)) report(key, `required when ${docker.tlsEnabledKey} is true`);
+      }
+    }
+  }
+
+  // Organization CAs (the dedicated-CA rule)
+  const mspDir = absolute(values.string(definition.mspDirKey));
+  const organizationCAs = {
+    files: absoluteList(definition.organizationCAFileKeys.flatMap((key) => values.paths(key))),
+    dirs: mspDir === '' ? [] : [path.join(mspDir, 'cacerts'), path.join(mspDir, 'tlscacerts')],
+  };
+
+  const allProblems = [...readProblems.map((problem) => problem.message), ...problems];
+  if (allProblems.length > 0) throw new ConfigError(allProblems);
+
+  const config: NormalisedConfig = {
+    dialect: input.dialect,
+    configFile: input.configFile,
+    operations: { listen, tls },
+    organizationCAs,
+    metrics: { provider, statsd },
+    health: {
+      timeoutMs,
+      containerRuntime: { type: runtime.type, endpoint: runtime.endpoint, requiredConditions, dockerTls },
+    },
+    keys: { ...keys, containerRuntimeEndpoint: runtime.endpointKey },
+  };
+  const validated = NormalisedConfigSchema.safeParse(config);
+  if (!validated.success) {
+    throw new Error(`internal error: the normalised configuration does not match NormalisedConfigSchema: ${validated.error.message}`);
+  }
+  return validated.data;
+}
+
+interface ContainerRuntime {
+  type: ContainerRuntimeType;
+  endpoint: string;
+  /** The key the endpoint came from (vm.endpoint when Fabric's Docker setting is used). */
+  endpointKey: string;
+}
+
+function resolveContainerRuntime(
+  definition: DialectDefinition,
+  values: SettingValues,
+  label: (key: string) => string,
+  report: (key: string, message: string) => void,
+): ContainerRuntime {
+  const keys = definition.keys;
+  const typeText = values.string(keys.containerRuntimeType);
+  const endpointText = values.string(keys.containerRuntimeEndpoint);
+  const vmEndpointKey = definition.docker?.endpointKey ?? null;
+  const vmEndpoint = vmEndpointKey === null ? '' : values.string(vmEndpointKey);
+  const none: ContainerRuntime = { type: 'none', endpoint: '', endpointKey: keys.containerRuntimeEndpoint };
+
+  let type: Exclude<ContainerRuntimeType, 'none'>;
+  let endpoint: string;
+  let endpointKey = keys.containerRuntimeEndpoint;
+  if (typeText === '') {
+    if (endpointText !== '') {
+      report(keys.containerRuntimeEndpoint, `is set but ${label(keys.containerRuntimeType)} is empty; set it to docker, cri or auto`);
+      return none;
+    }
+    if (vmEndpointKey === null || vmEndpoint === '') return none;
+    type = 'docker';
+    endpoint = vmEndpoint;
+    endpointKey = vmEndpointKey;
+  } else if (!isOneOf(containerRuntimeTypes, typeText)) {
+    report(keys.containerRuntimeType, `must be one of ${containerRuntimeTypes.join(', ')} (or empty); got ${quoted(typeText)}`);
+    return none;
+  } else if (typeText === 'none') {
+    return none;
+  } else {
+    type = typeText;
+    endpoint = endpointText;
+    if (endpoint === '' && type === 'docker') {
+      if (vmEndpointKey !== null && vmEndpoint !== '') {
+        endpoint = vmEndpoint;
+        endpointKey = vmEndpointKey;
+      } else {
+        endpoint = defaultDockerEndpoint;
+      }
+    } else if (endpoint === '' && type === 'cri') {
+      endpoint = defaultCriEndpoint;
+    } else if (endpoint === '') {
+      report(keys.containerRuntimeEndpoint, `required when ${label(keys.containerRuntimeType)} is auto`);
+      return none;
+    }
+  }
+
+  const parsed = parseEndpoint(endpoint);
+  if (!parsed.ok) {
+    report(endpointKey, parsed.problem);
+    return none;
+  }
+  if (parsed.value.kind === 'tcp' && type !== 'docker') {
+    report(endpointKey, `${quoted(endpoint)} is a TCP endpoint; only type docker can use TCP (${label(keys.containerRuntimeType)} is ${type})`);
+    return none;
+  }
+  return { type, endpoint: parsed.value.url, endpointKey };
+}

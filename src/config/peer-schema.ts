@@ -1,0 +1,119 @@
+import type convict from 'convict';
+import type { DialectDefinition } from './dialect';
+import { booleanSetting, listSetting, stringSetting } from './settings';
+
+/** The sections of a peer's `core.yaml` that fabric-ops reads; every other key is ignored. */
+export interface PeerSettings {
+  operations: {
+    listenAddress: string;
+    tls: {
+      enabled: boolean;
+      cert: { file: string };
+      key: { file: string };
+      clientAuthRequired: boolean;
+      clientRootCAs: { files: string[] };
+      requireDedicatedCA: boolean;
+    };
+    healthCheck: {
+      timeout: string;
+      containerRuntime: { type: string; endpoint: string; requiredConditions: string[] };
+    };
+  };
+  metrics: {
+    provider: string;
+    statsd: { network: string; address: string; writeInterval: string; prefix: string };
+  };
+  vm: {
+    endpoint: string;
+    docker: { tls: { enabled: boolean; ca: { file: string }; cert: { file: string }; key: { file: string } } };
+  };
+  peer: {
+    tls: { rootcert: { file: string }; clientRootCAs: { files: string[] } };
+    mspConfigPath: string;
+  };
+}
+
+/** Defaults are those of Fabric's sample core.yaml (reference-behaviour.md), plus fabric-ops' own keys. */
+export const peerSchema: convict.Schema<PeerSettings> = {
+  operations: {
+    listenAddress: stringSetting('127.0.0.1:9443', 'host:port of the operations server; ":port" listens on every interface, port 0 picks a free port'),
+    tls: {
+      enabled: booleanSetting(false, 'serve the operations API over TLS'),
+      cert: { file: stringSetting('', 'PEM server certificate (relative paths: against the directory of core.yaml)') },
+      key: { file: stringSetting('', 'PEM server private key') },
+      clientAuthRequired: booleanSetting(false, 'demand a valid client certificate in the TLS handshake on every path, /healthz included'),
+      clientRootCAs: { files: listSetting([], 'PEM CA certificates trusted for client certificates') },
+      requireDedicatedCA: booleanSetting(false, 'fabric-ops: refuse to start (instead of warning) when the server certificate chains to an organization CA'),
+    },
+    healthCheck: {
+      timeout: stringSetting('2s', 'fabric-ops: timeout of each health checker (Go duration)'),
+      containerRuntime: {
+        type: stringSetting('', 'fabric-ops: docker, cri, auto or none; empty: docker when vm.endpoint is set (as Fabric), else none'),
+        endpoint: stringSetting('', 'fabric-ops: unix:///path, /path or (docker) tcp://host:port; empty: the runtime type\'s usual socket'),
+        requiredConditions: listSetting(['RuntimeReady', 'NetworkReady'], 'fabric-ops: CRI conditions that must be true'),
+      },
+    },
+  },
+  metrics: {
+    provider: stringSetting('disabled', 'prometheus, statsd or disabled'),
+    statsd: {
+      network: stringSetting('udp', 'tcp or udp'),
+      address: stringSetting('127.0.0.1:8125', 'host:port of the StatsD daemon'),
+      writeInterval: stringSetting('10s', 'how often metrics are pushed (Go duration)'),
+      prefix: stringSetting('', 'prepended to every metric name'),
+    },
+  },
+  vm: {
+    endpoint: stringSetting('', 'Docker endpoint; when set, Fabric registers the docker health checker'),
+    docker: {
+      tls: {
+        enabled: booleanSetting(false, 'talk TLS to the Docker daemon'),
+        ca: { file: stringSetting('', 'CA certificate of the Docker daemon') },
+        cert: { file: stringSetting('', 'client certificate for the Docker daemon') },
+        key: { file: stringSetting('', 'client key for the Docker daemon') },
+      },
+    },
+  },
+  peer: {
+    tls: {
+      rootcert: { file: stringSetting('', 'organization TLS root CA (dedicated-CA rule)') },
+      clientRootCAs: { files: listSetting([], 'organization client CAs (dedicated-CA rule)') },
+    },
+    mspConfigPath: stringSetting('', 'local MSP directory; its cacerts/ and tlscacerts/ are organization CAs (dedicated-CA rule)'),
+  },
+};
+
+export const peerDialect: DialectDefinition = {
+  dialect: 'peer',
+  fileName: 'core.yaml',
+  envPrefix: 'CORE',
+  schema: peerSchema,
+  topLevelKeys: ['peer', 'operations', 'metrics', 'vm', 'chaincode', 'ledger'],
+  keys: {
+    listenAddress: 'operations.listenAddress',
+    tlsEnabled: 'operations.tls.enabled',
+    tlsCertFile: 'operations.tls.cert.file',
+    tlsKeyFile: 'operations.tls.key.file',
+    tlsClientRootCAs: 'operations.tls.clientRootCAs.files',
+    tlsClientAuthRequired: 'operations.tls.clientAuthRequired',
+    tlsRequireDedicatedCA: 'operations.tls.requireDedicatedCA',
+    metricsProvider: 'metrics.provider',
+    statsdNetwork: 'metrics.statsd.network',
+    statsdAddress: 'metrics.statsd.address',
+    statsdWriteInterval: 'metrics.statsd.writeInterval',
+    statsdPrefix: 'metrics.statsd.prefix',
+    healthTimeout: 'operations.healthCheck.timeout',
+    containerRuntimeType: 'operations.healthCheck.containerRuntime.type',
+    containerRuntimeEndpoint: 'operations.healthCheck.containerRuntime.endpoint',
+    containerRuntimeRequiredConditions: 'operations.healthCheck.containerRuntime.requiredConditions',
+  },
+  organizationCAFileKeys: ['peer.tls.rootcert.file', 'peer.tls.clientRootCAs.files'],
+  mspDirKey: 'peer.mspConfigPath',
+  docker: {
+    endpointKey: 'vm.endpoint',
+    tlsEnabledKey: 'vm.docker.tls.enabled',
+    tlsCaFileKey: 'vm.docker.tls.ca.file',
+    tlsCertFileKey: 'vm.docker.tls.cert.file',
+    tlsKeyFileKey: 'vm.docker.tls.key.file',
+  },
+};

@@ -1,0 +1,279 @@
+import convict from 'convict';
+
+/**
+ * The dialect-independent machinery behind the convict schemas: leaf declarations, reading
+ * a leaf from a parsed YAML document the way Fabric (viper) does, environment overrides
+ * with Fabric's names, and merging everything into a convict instance.
+ */
+
+export type SettingValue = string | boolean | string[];
+export type SettingKind = 'string' | 'boolean' | 'list';
+
+/** A problem found while reading one setting; `message` already names the key. */
+export interface SettingProblem {
+  path: string;
+  message: string;
+}
+
+function describeYamlValue(value: unknown): string {
+  if (value === null || value === undefined) return 'nothing';
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'object') return 'a mapping';
+  if (typeof value === 'string') return JSON.stringify(value);
+  return `${typeof value} ${String(value)}`;
+}
+
+function isMapping(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isStringList(value: unknown): value is string[] {
+  return Array.isArray(value) && value.every((item) => typeof item === 'string');
+}
+
+/* convict formats: the type a leaf holds once read (reading converts, see readYamlValue). */
+export function stringFormat(value: unknown): asserts value is string {
+  if (typeof value !== 'string') throw new Error(`must be a string; got ${describeYamlValue(value)}`);
+}
+export function booleanFormat(value: unknown): asserts value is boolean {
+  if (typeof value !== 'boolean') throw new Error(`must be true or false; got ${describeYamlValue(value)}`);
+}
+export function stringListFormat(value: unknown): asserts value is string[] {
+  if (!isStringList(value)) throw new Error(`must be a list of strings; got ${describeYamlValue(value)}`);
+}
+
+export function stringSetting(defaultValue: string, doc: string): convict.SchemaObj<string> {
+  return { default: defaultValue, doc, format: stringFormat };
+}
+export function booleanSetting(defaultValue: boolean, doc: string): convict.SchemaObj<boolean> {
+  return { default: defaultValue, doc, format: booleanFormat };
+}
+export function listSetting(defaultValue: readonly string[], doc: string): convict.SchemaObj<string[]> {
+  return { default: [...defaultValue], doc, format: stringListFormat };
+}
+
+export interface SchemaLeaf {
+  /** Dotted key path as the dialect spells it, e.g. `operations.tls.cert.file`. */
+  path: string;
+  kind: SettingKind;
+  defaultValue: SettingValue;
+  doc: string;
+}
+
+function kindOfFormat(format: unknown, path: string): SettingKind {
+  if (format === stringFormat) return 'string';
+  if (format === booleanFormat) return 'boolean';
+  if (format === stringListFormat) return 'list';
+  throw new Error(`schema leaf ${path} must be declared with stringSetting, booleanSetting or listSetting`);
+}
+
+/** Every leaf of a convict schema, depth first, in declaration order. */
+export function schemaLeaves(schema: object, prefix = ''): SchemaLeaf[] {
+  const leaves: SchemaLeaf[] = [];
+  for (const [name, node] of Object.entries(schema)) {
+    const path = prefix === '' ? name : `${prefix}.${name}`;
+    if (isMapping(node) && 'default' in node) {
+      const defaultValue = node.default as SettingValue;
+      leaves.push({ path, kind: kindOfFormat(node.format, path), defaultValue, doc: String(node.doc ?? '') });
+    } else if (isMapping(node)) {
+      leaves.push(...schemaLeaves(node, path));
+    }
+  }
+  return leaves;
+}
+
+/** Fabric's environment variable for a key: `CORE_` + `operations.listenAddress` → `CORE_OPERATIONS_LISTENADDRESS`. */
+export function environmentVariableFor(envPrefix: string, path: string): string {
+  return `${envPrefix}_${path.toUpperCase().replace(/\./g, '_')}`;
+}
+
+type Lookup = { kind: 'absent' } | { kind: 'found'; value: unknown } | { kind: 'notMapping'; path: string; value: unknown };
+
+/** Viper matches keys case-insensitively; an exact match wins. */
+function childOf(mapping: Record<string, unknown>, name: string): unknown {
+  if (Object.prototype.hasOwnProperty.call(mapping, name)) return mapping[name];
+  const lower = name.toLowerCase();
+  const key = Object.keys(mapping).find((candidate) => candidate.toLowerCase() === lower);
+  return key === undefined ? undefined : mapping[key];
+}
+
+function lookup(document: unknown, path: string): Lookup {
+  const segments = path.split('.');
+  let node: unknown = document;
+  for (let index = 0; index < segments.length; index += 1) {
+    if (node === null || node === undefined) return { kind: 'absent' };
+    if (!isMapping(node)) return { kind: 'notMapping', path: segments.slice(0, index).join('.'), value: node };
+    node = childOf(node, segments[index] ?? '');
+  }
+  return node === null || node === undefined ? { kind: 'absent' } : { kind: 'found', value: node };
+}
+
+type Read = { ok: true; value: SettingValue } | { ok: false; problem: string };
+
+function scalarToString(value: unknown): string | null {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
+  return null;
+}
+
+/** A YAML value for a leaf, converted as viper does (scalars to strings, `"true"` to true, a string to a whitespace-separated list). */
+function readYamlValue(kind: SettingKind, value: unknown): Read {
+  switch (kind) {
+    case 'string': {
+      const text = scalarToString(value);
+      return text === null ? { ok: false, problem: `must be a string; got ${describeYamlValue(value)}` } : { ok: true, value: text };
+    }
+    case 'boolean': {
+      if (typeof value === 'boolean') return { ok: true, value };
+      if (typeof value === 'string' && /^(true|false)$/i.test(value)) return { ok: true, value: value.toLowerCase() === 'true' };
+      return { ok: false, problem: `must be true or false; got ${describeYamlValue(value)}` };
+    }
+    case 'list': {
+      if (typeof value === 'string') return { ok: true, value: splitWhitespace(value) };
+      if (!Array.isArray(value)) return { ok: false, problem: `must be a list; got ${describeYamlValue(value)}` };
+      const items: string[] = [];
+      for (const [index, item] of value.entries()) {
+        const text = scalarToString(item);
+        if (text === null) return { ok: false, problem: `item ${index + 1} must be a string; got ${describeYamlValue(item)}` };
+        items.push(text);
+      }
+      return { ok: true, value: items };
+    }
+  }
+}
+
+function splitWhitespace(text: string): string[] {
+  return text.split(/\s+/).filter((item) => item !== '');
+}
+
+function unquote(item: string): string {
+  const quoted = /^"(.*)"$|^'(.*)'$/.exec(item);
+  return quoted ? (quoted[1] ?? quoted[2] ?? '') : item;
+}
+
+/** A list from the environment: whitespace-separated, or `[a, b]`. */
+export function parseEnvironmentList(text: string): string[] {
+  const trimmed = text.trim();
+  if (trimmed.startsWith('[') && trimmed.endsWith(']')) {
+    return trimmed
+      .slice(1, -1)
+      .split(',')
+      .map((item) => unquote(item.trim()))
+      .filter((item) => item !== '');
+  }
+  return splitWhitespace(trimmed);
+}
+
+function readEnvironmentValue(kind: SettingKind, text: string): Read {
+  switch (kind) {
+    case 'string':
+      return { ok: true, value: text };
+    case 'boolean':
+      return /^(true|false)$/i.test(text.trim())
+        ? { ok: true, value: text.trim().toLowerCase() === 'true' }
+        : { ok: false, problem: `${JSON.stringify(text)} is not true or false` };
+    case 'list':
+      return { ok: true, value: parseEnvironmentList(text) };
+  }
+}
+
+export type Environment = Readonly<Record<string, string | undefined>>;
+
+/** The resolved value of every leaf, by key path. */
+export class SettingValues {
+  constructor(private readonly values: ReadonlyMap<string, SettingValue>) {}
+
+  private get(path: string): SettingValue {
+    const value = this.values.get(path);
+    if (value === undefined) throw new Error(`internal error: ${path} is not a key of this schema`);
+    return value;
+  }
+  string(path: string): string {
+    const value = this.get(path);
+    stringFormat(value);
+    return value;
+  }
+  boolean(path: string): boolean {
+    const value = this.get(path);
+    booleanFormat(value);
+    return value;
+  }
+  list(path: string): string[] {
+    const value = this.get(path);
+    stringListFormat(value);
+    return [...value];
+  }
+  /** A string leaf as a list of one (none when empty), a list leaf as it is. */
+  paths(path: string): string[] {
+    const value = this.get(path);
+    if (typeof value === 'string') return value === '' ? [] : [value];
+    return this.list(path);
+  }
+}
+
+export interface ResolvedSettings {
+  values: SettingValues;
+  /** Key path → the environment variable its value came from. */
+  fromEnvironment: ReadonlyMap<string, string>;
+  problems: SettingProblem[];
+}
+
+function valueAt(tree: unknown, path: string): unknown {
+  let node = tree;
+  for (const segment of path.split('.')) node = isMapping(node) ? node[segment] : undefined;
+  return node;
+}
+
+/**
+ * Reads every leaf of `schema` from `document` (null/missing = the default; every other
+ * section of the document is ignored), then from the environment (`<envPrefix>_<KEY>`;
+ * an empty variable is ignored, as viper does), into a convict instance holding the defaults.
+ */
+export function resolveSettings(schema: object, document: unknown, env: Environment, envPrefix: string, documentName: string): ResolvedSettings {
+  const config = convict<unknown>(schema, { env: {}, args: [] });
+  const leaves = schemaLeaves(schema);
+  const fromEnvironment = new Map<string, string>();
+  const problems: SettingProblem[] = [];
+  const reportedSections = new Set<string>();
+
+  if (document !== null && document !== undefined && !isMapping(document)) {
+    problems.push({ path: '', message: `${documentName}: the document must be a mapping of sections; got ${describeYamlValue(document)}` });
+  }
+
+  for (const leaf of leaves) {
+    const variable = environmentVariableFor(envPrefix, leaf.path);
+    const environmentText = env[variable];
+    if (environmentText !== undefined && environmentText !== '') {
+      const read = readEnvironmentValue(leaf.kind, environmentText);
+      if (read.ok) {
+        config.set(leaf.path, read.value);
+        fromEnvironment.set(leaf.path, variable);
+      } else {
+        problems.push({ path: leaf.path, message: `${variable} (${leaf.path}): ${read.problem}` });
+      }
+      continue;
+    }
+    if (!isMapping(document)) continue;
+    const found = lookup(document, leaf.path);
+    if (found.kind === 'notMapping') {
+      if (!reportedSections.has(found.path)) {
+        reportedSections.add(found.path);
+        problems.push({ path: found.path, message: `${found.path}: must be a mapping; got ${describeYamlValue(found.value)}` });
+      }
+    } else if (found.kind === 'found') {
+      const read = readYamlValue(leaf.kind, found.value);
+      if (read.ok) config.set(leaf.path, read.value);
+      else problems.push({ path: leaf.path, message: `${leaf.path}: ${read.problem}` });
+    }
+  }
+
+  try {
+    config.validate({ allowed: 'warn', output: () => undefined });
+  } catch (error) {
+    throw new Error(`internal error: settings read do not match their convict schema: ${(error as Error).message}`);
+  }
+  const properties = config.getProperties();
+  const values = new Map<string, SettingValue>();
+  for (const leaf of leaves) values.set(leaf.path, valueAt(properties, leaf.path) as SettingValue);
+  return { values: new SettingValues(values), fromEnvironment, problems };
+}

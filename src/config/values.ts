@@ -1,0 +1,129 @@
+import { isIPv6 } from 'node:net';
+import type { HostPort } from './types';
+
+/**
+ * Parsers for the value syntaxes of Fabric's configuration (Go's time.ParseDuration,
+ * net.SplitHostPort, Docker/CRI endpoints). Each returns the value or a problem text
+ * that the caller prefixes with the key.
+ */
+export type Parsed<T> = { ok: true; value: T } | { ok: false; problem: string };
+
+const ok = <T>(value: T): Parsed<T> => ({ ok: true, value });
+const fail = <T>(problem: string): Parsed<T> => ({ ok: false, problem });
+
+const nanosecondsPerUnit: Readonly<Record<string, number>> = {
+  ns: 1,
+  us: 1e3,
+  'µs': 1e3, // U+00B5 micro sign
+  'μs': 1e3, // U+03BC Greek mu
+  ms: 1e6,
+  s: 1e9,
+  m: 60e9,
+  h: 3600e9,
+};
+
+const durationExamples = '(e.g. 10s, 1m30s, 500ms)';
+
+/** Go duration syntax (`300ms`, `10s`, `1m30s`, `1h`, `1.5s`), as nanoseconds. */
+export function parseGoDuration(text: string): number | null {
+  let rest = text;
+  let sign = 1;
+  if (rest.startsWith('-') || rest.startsWith('+')) {
+    sign = rest.startsWith('-') ? -1 : 1;
+    rest = rest.slice(1);
+  }
+  if (rest === '0') return 0;
+  if (rest === '') return null;
+  const component = /^(\d*)(?:\.(\d*))?([a-zµμ]+)/;
+  let total = 0;
+  while (rest !== '') {
+    const match = component.exec(rest);
+    if (!match) return null;
+    const [whole, integerPart = '', fractionPart, unit = ''] = match;
+    if (integerPart === '' && (fractionPart === undefined || fractionPart === '')) return null;
+    const perUnit = nanosecondsPerUnit[unit];
+    if (perUnit === undefined) return null;
+    total += Number(`${integerPart || '0'}.${fractionPart ?? '0'}`) * perUnit;
+    rest = rest.slice(whole.length);
+  }
+  return sign * total;
+}
+
+/** A positive Go duration, in whole milliseconds (at least 1 ms). */
+export function parsePositiveDurationMs(text: string): Parsed<number> {
+  const nanoseconds = parseGoDuration(text);
+  if (nanoseconds === null) return fail(`${JSON.stringify(text)} is not a duration ${durationExamples}`);
+  if (nanoseconds <= 0) return fail(`must be greater than 0; got ${JSON.stringify(text)}`);
+  const milliseconds = Math.round(nanoseconds / 1e6);
+  if (milliseconds < 1) return fail(`must be at least 1ms; got ${JSON.stringify(text)}`);
+  return ok(milliseconds);
+}
+
+const hostNamePattern = /^[A-Za-z0-9._-]*$/;
+
+/**
+ * `host:port`, `:port` (host '' = every interface) or `[ipv6]:port`, like Go's
+ * net.SplitHostPort; the port must be decimal and at least `minPort`.
+ */
+export function parseHostPort(text: string, minPort: 0 | 1): Parsed<HostPort> {
+  const notHostPort = fail<HostPort>(`${JSON.stringify(text)} is not host:port`);
+  let host: string;
+  let portText: string;
+  if (text.startsWith('[')) {
+    const close = text.indexOf(']');
+    if (close < 0 || text[close + 1] !== ':') return notHostPort;
+    host = text.slice(1, close);
+    portText = text.slice(close + 2);
+    if (!isIPv6(host)) return fail(`${JSON.stringify(text)} is not host:port (${JSON.stringify(host)} in brackets is not an IPv6 address)`);
+  } else {
+    const colon = text.lastIndexOf(':');
+    if (colon < 0) return notHostPort;
+    host = text.slice(0, colon);
+    portText = text.slice(colon + 1);
+    if (host.includes(':')) {
+      return isIPv6(host)
+        ? fail(`${JSON.stringify(text)} is not host:port (write an IPv6 host in brackets: [${host}]:${portText})`)
+        : notHostPort;
+    }
+    if (!hostNamePattern.test(host)) return notHostPort;
+  }
+  if (!/^\d+$/.test(portText)) return notHostPort;
+  const port = Number(portText);
+  if (port < minPort || port > 65535) {
+    return fail(`port ${portText} in ${JSON.stringify(text)} is not in ${minPort}..65535`);
+  }
+  return ok({ host, port });
+}
+
+export type EndpointKind = 'unix' | 'tcp';
+export interface Endpoint {
+  kind: EndpointKind;
+  /** `unix:///absolute/path` or `tcp://host:port`. */
+  url: string;
+}
+
+const endpointForms = 'use unix:///path/to.sock, /path/to.sock, or tcp://host:port (docker only)';
+
+/**
+ * A container runtime endpoint: `unix:///abs/path`, `/abs/path` (a unix socket), or, for
+ * Docker, `tcp://host:port` (Fabric's `vm.endpoint` also allows `http://` and `https://`,
+ * which mean the same TCP connection; TLS comes from `vm.docker.tls.*`).
+ */
+export function parseEndpoint(text: string): Parsed<Endpoint> {
+  if (text.startsWith('unix://') || text.startsWith('/')) {
+    const socketPath = text.startsWith('unix://') ? text.slice('unix://'.length) : text;
+    if (!socketPath.startsWith('/')) {
+      return fail(`${JSON.stringify(text)} is not an absolute socket path (${endpointForms})`);
+    }
+    return ok({ kind: 'unix', url: `unix://${socketPath}` });
+  }
+  const tcp = /^(?:tcp|https?):\/\/([^/]*)\/?$/.exec(text);
+  if (tcp) {
+    const address = parseHostPort(tcp[1] ?? '', 1);
+    if (!address.ok) return fail(`${JSON.stringify(text)} is not an endpoint: ${address.problem}`);
+    const host = address.value.host.includes(':') ? `[${address.value.host}]` : address.value.host;
+    if (host === '') return fail(`${JSON.stringify(text)} is not an endpoint: the host is missing`);
+    return ok({ kind: 'tcp', url: `tcp://${host}:${address.value.port}` });
+  }
+  return fail(`${JSON.stringify(text)} is not an endpoint (${endpointForms})`);
+}
