@@ -1,0 +1,231 @@
+import bunyan from 'bunyan';
+import { LogSpecError } from '../errors';
+import { bunyanLevels } from './levels';
+import { formatLogSpec, levelFor, parseLogSpec, type LogSpec } from './spec';
+import { formatTextEntry } from './text-format';
+import type { LogFields, LogLevel, Logger, LoggerFactory } from './types';
+
+/** `json`: bunyan JSON lines. `text`: one readable line per entry (see text-format.ts). */
+export type LogFormat = 'json' | 'text';
+
+/**
+ * Sees every log call, for the metrics `logging_entries_checked` (every call, whatever
+ * its level) and `logging_entries_written{level}` (calls that pass the level).
+ */
+export interface LoggingObserver {
+  checked(level: LogLevel): void;
+  written(level: LogLevel): void;
+}
+
+export interface LoggingSystemOptions {
+  /** Initial logging specification (Fabric grammar). Default `info`. */
+  spec?: string;
+  /** Default `text`. */
+  format?: LogFormat;
+  /** Where entries go. Default `process.stderr`, as Fabric. */
+  stream?: NodeJS.WritableStream;
+  /** Colour the text format's prefix. Default: only when `stream` is a TTY. */
+  colour?: boolean;
+  /** Clock for entry times. Default `new Date()`. */
+  now?: () => Date;
+}
+
+export interface SpecChange {
+  previous: string;
+  current: string;
+}
+
+/** The Logger methods that write; they map onto bunyan's emitters. */
+type EmittingLevel = 'payload' | 'debug' | 'info' | 'warn' | 'error';
+
+/** Record keys bunyan (or this system) owns; a user field with one of these names is written as `field.<key>`. */
+const reservedKeys: ReadonlySet<string> = new Set(['name', 'hostname', 'pid', 'level', 'levelName', 'msg', 'time', 'v']);
+const renamedKeyPrefix = 'field.';
+
+/** What every logger of one system shares. */
+interface Shared {
+  observer: LoggingObserver | null;
+  readonly format: LogFormat;
+  readonly now: () => Date;
+}
+
+class SystemLogger implements Logger {
+  /** bunyan number of the lowest level this logger writes; set by the LoggingSystem. */
+  threshold: number;
+
+  constructor(
+    readonly name: string,
+    threshold: number,
+    private readonly shared: Shared,
+    private readonly output: bunyan,
+  ) {
+    this.threshold = threshold;
+  }
+
+  payload(msg: string, fields?: LogFields): void {
+    this.log('payload', msg, fields);
+  }
+
+  debug(msg: string, fields?: LogFields): void {
+    this.log('debug', msg, fields);
+  }
+
+  info(msg: string, fields?: LogFields): void {
+    this.log('info', msg, fields);
+  }
+
+  warn(msg: string, fields?: LogFields): void {
+    this.log('warn', msg, fields);
+  }
+
+  error(msg: string, fields?: LogFields): void {
+    this.log('error', msg, fields);
+  }
+
+  isEnabled(level: LogLevel): boolean {
+    return bunyanLevels[level] >= this.threshold;
+  }
+
+  private log(level: EmittingLevel, msg: string, fields: LogFields | undefined): void {
+    const observer = this.shared.observer;
+    if (observer !== null) observer.checked(level);
+    if (bunyanLevels[level] < this.threshold) return;
+    this.emit(level, msg, fields);
+    if (observer !== null) observer.written(level);
+  }
+
+  private emit(level: EmittingLevel, msg: string, fields: LogFields | undefined): void {
+    const record = this.recordFields(level, fields);
+    // '%s' keeps bunyan's util.format from interpreting `%` in the message.
+    switch (level) {
+      case 'payload':
+        this.output.trace(record, '%s', msg);
+        break;
+      case 'debug':
+        this.output.debug(record, '%s', msg);
+        break;
+      case 'info':
+        this.output.info(record, '%s', msg);
+        break;
+      case 'warn':
+        this.output.warn(record, '%s', msg);
+        break;
+      case 'error':
+        this.output.error(record, '%s', msg);
+        break;
+    }
+  }
+
+  private recordFields(level: LogLevel, fields: LogFields | undefined): LogFields {
+    const record: LogFields = { levelName: level, time: this.shared.now() };
+    if (fields === undefined) return record;
+    const json = this.shared.format === 'json';
+    for (const key of Object.keys(fields)) {
+      const value = fields[key];
+      record[reservedKeys.has(key) ? renamedKeyPrefix + key : key] =
+        json && value instanceof Error ? bunyan.stdSerializers.err(value) : value;
+    }
+    return record;
+  }
+}
+
+/**
+ * Named loggers on bunyan, governed by one Fabric logging specification. Levels are
+ * resolved once per logger when the spec changes, so a call at a disabled level costs
+ * a comparison (plus the observer's `checked`, when one is set).
+ */
+export class LoggingSystem implements LoggerFactory {
+  private spec: LogSpec;
+  private readonly loggers = new Map<string, SystemLogger>();
+  private readonly shared: Shared;
+  private readonly bunyanStream: bunyan.Stream;
+
+  /** Throws LogSpecError when `options.spec` does not parse. */
+  constructor(options: LoggingSystemOptions = {}) {
+    this.spec = parseLogSpec(options.spec ?? 'info');
+    const format = options.format ?? 'text';
+    const stream = options.stream ?? process.stderr;
+    this.shared = { observer: null, format, now: options.now ?? (() => new Date()) };
+    if (format === 'json') {
+      this.bunyanStream = { type: 'stream', stream, level: bunyanLevels.payload };
+    } else {
+      const colour = options.colour ?? (stream as { isTTY?: boolean }).isTTY === true;
+      this.bunyanStream = { type: 'raw', stream: new TextSink(stream, colour), level: bunyanLevels.payload };
+    }
+  }
+
+  /**
+   * `FABRIC_LOGGING_SPEC` (default `info`; an invalid one is a LogSpecError naming it) and
+   * `FABRIC_LOGGING_FORMAT` (exactly `json` gives JSON lines; anything else, including
+   * Fabric's `%{...}` format strings, gives the text format).
+   */
+  static fromEnvironment(env: NodeJS.ProcessEnv, stream?: NodeJS.WritableStream): LoggingSystem {
+    const spec = env.FABRIC_LOGGING_SPEC ?? 'info';
+    const format: LogFormat = env.FABRIC_LOGGING_FORMAT === 'json' ? 'json' : 'text';
+    try {
+      return new LoggingSystem({ spec, format, ...(stream === undefined ? {} : { stream }) });
+    } catch (error) {
+      if (error instanceof LogSpecError) throw new LogSpecError(`FABRIC_LOGGING_SPEC: ${error.message}`);
+      throw error;
+    }
+  }
+
+  /** The logger named `name` (dotted, e.g. `fabric-ops.http`); one object per name. */
+  getLogger(name: string): Logger {
+    const existing = this.loggers.get(name);
+    if (existing !== undefined) return existing;
+    if (name === '') throw new TypeError('a logger name must not be empty');
+    const output = bunyan.createLogger({ name, level: bunyanLevels.payload, streams: [this.bunyanStream] });
+    const logger = new SystemLogger(name, bunyanLevels[levelFor(this.spec, name)], this.shared, output);
+    this.loggers.set(name, logger);
+    return logger;
+  }
+
+  /** The active specification, normalised. */
+  getSpec(): string {
+    return formatLogSpec(this.spec);
+  }
+
+  /**
+   * Activates `spec` for every logger, existing and future. A spec that does not parse
+   * throws LogSpecError and changes nothing.
+   */
+  setSpec(spec: string): SpecChange {
+    const next = parseLogSpec(spec);
+    const previous = this.getSpec();
+    this.spec = next;
+    for (const logger of this.loggers.values()) {
+      logger.threshold = bunyanLevels[levelFor(next, logger.name)];
+    }
+    return { previous, current: this.getSpec() };
+  }
+
+  setObserver(observer: LoggingObserver | null): void {
+    this.shared.observer = observer;
+  }
+}
+
+/** bunyan raw stream that writes each record as one text line. */
+class TextSink implements bunyan.WriteFn {
+  constructor(
+    private readonly stream: NodeJS.WritableStream,
+    private readonly colour: boolean,
+  ) {}
+
+  write(record: object): void {
+    const { name, levelName, msg, time, ...rest } = record as BunyanRecord;
+    const fields: LogFields = {};
+    for (const key of Object.keys(rest)) {
+      if (!reservedKeys.has(key)) fields[key] = rest[key];
+    }
+    this.stream.write(formatTextEntry({ time, logger: name, level: levelName, msg, fields }, this.colour));
+  }
+}
+
+interface BunyanRecord {
+  name: string;
+  levelName: LogLevel;
+  msg: string;
+  time: Date;
+  [key: string]: unknown;
+}
