@@ -37,6 +37,8 @@ export interface IssueOptions {
   days?: number;
   /** Default: `client` when issued by clientCA, else `server`. */
   usage?: CertificateUsage;
+  /** Default `ec` (P-256); `rsa` is 2048-bit (for the ECDHE-RSA / RSA cipher suites). */
+  keyType?: 'ec' | 'rsa';
 }
 
 export interface TestPki {
@@ -76,6 +78,7 @@ async function openssl(args: string[], cwd: string): Promise<void> {
 }
 
 const ecKeyArgs = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'];
+const rsaKeyArgs = ['-newkey', 'rsa:2048', '-nodes'];
 
 const caExtensions = [
   'basicConstraints=critical,CA:TRUE',
@@ -131,13 +134,14 @@ async function issueCertificate(
   subject: string,
   usage: CertificateUsage,
   days: number,
+  keyType: 'ec' | 'rsa' = 'ec',
 ): Promise<KeyPair> {
   const cert = join(dir, `${name}.crt`);
   const key = join(dir, `${name}.key`);
   const csr = join(dir, `${name}.csr`);
   const extFile = join(dir, `${name}.ext`);
   await writeExtensionFile(extFile, usage);
-  await openssl(['req', '-new', ...ecKeyArgs, '-keyout', key, '-out', csr, '-subj', subject], dir);
+  await openssl(['req', '-new', ...(keyType === 'rsa' ? rsaKeyArgs : ecKeyArgs), '-keyout', key, '-out', csr, '-subj', subject], dir);
   await openssl(
     ['x509', '-req', '-in', csr, '-CA', issuer.cert, '-CAkey', issuer.key, '-set_serial', randomSerial(),
       '-days', String(days), '-sha256', '-extfile', extFile, '-extensions', 'ext', '-out', cert],
@@ -227,7 +231,7 @@ export async function createTestPki(): Promise<TestPki> {
       const issuer = typeof ca === 'string' ? cas[ca] : ca;
       const usage = opts.usage ?? (ca === 'clientCA' ? 'client' : 'server');
       const cn = opts.cn ?? (usage === 'server' ? 'localhost' : name);
-      return issueCertificate(issuedDir, name, issuer, `/O=fabric-ops tests/CN=${cn}`, usage, opts.days ?? 365);
+      return issueCertificate(issuedDir, name, issuer, `/O=fabric-ops tests/CN=${cn}`, usage, opts.days ?? 365, opts.keyType);
     },
     async cleanup() {
       await rm(dir, { recursive: true, force: true });

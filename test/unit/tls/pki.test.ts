@@ -54,5 +54,8 @@ describe('test PKI', () => {
     expect(parse(leaf.certPem).verify(parse(intermediate.certPem).publicKey)).toBe(true);
     expect(parse(intermediate.certPem).ca).toBe(true);
     await expect(pki.issue('rotated-1', 'serverCA')).rejects.toThrow(/already issued/);
+    const rsa = await pki.issue('rsa-server', 'serverCA', { keyType: 'rsa' });
+    expect(createPrivateKey(rsa.keyPem).asymmetricKeyType).toBe('rsa');
+    expect(createPrivateKey(first.keyPem).asymmetricKeyType).toBe('ec');
   });
 });
