@@ -1,0 +1,129 @@
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
+import { createContainerRuntimeChecker } from '../../src/health/container-runtime';
+import { CriChecker } from '../../src/health/cri-checker';
+import { HealthService } from '../../src/health/health-service';
+import { CaptureLoggers } from '../support/capture-logger';
+import { TestContainerd } from '../support/containerd';
+
+/** The checker against a real containerd with its CRI plugin and no CNI configured. */
+describe('CRI checker against a real containerd', () => {
+  let containerd: TestContainerd;
+  const checkers: CriChecker[] = [];
+  const never = new AbortController().signal;
+
+  beforeAll(async () => {
+    containerd = await TestContainerd.start();
+  });
+  afterAll(async () => {
+    for (const checker of checkers) checker.close();
+    await containerd?.dispose();
+  });
+
+  function criChecker(requiredConditions: string[], socketPath = containerd.socketPath, loggers = new CaptureLoggers()): CriChecker {
+    const checker = new CriChecker({ endpoint: { kind: 'unix', socketPath }, requiredConditions, logger: loggers.getLogger('health.runtime') });
+    checkers.push(checker);
+    return checker;
+  }
+
+  it('Version answers with containerd and its version', async () => {
+    const version = await criChecker([]).version(never);
+    expect(version.runtime_name).toBe('containerd');
+    expect(version.runtime_version).toMatch(/^\d+\.\d+/);
+    expect(version.runtime_api_version).toBe('v1');
+  });
+
+  it('Status reports RuntimeReady true and NetworkReady false (NetworkPluginNotReady)', async () => {
+    const conditions = await criChecker([]).status(never);
+    expect(conditions).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ type: 'RuntimeReady', status: true }),
+        expect.objectContaining({ type: 'NetworkReady', status: false, reason: 'NetworkPluginNotReady' }),
+      ]),
+    );
+  });
+
+  it('fails with the condition, its reason and its message when NetworkReady is required', async () => {
+    const result = await criChecker(['RuntimeReady', 'NetworkReady']).check(never);
+    expect(result).toEqual({ ok: false, reason: expect.stringMatching(/^NetworkReady is false: NetworkPluginNotReady: .*cni/) });
+  });
+
+  it('passes when only RuntimeReady is required', async () => {
+    await expect(criChecker(['RuntimeReady']).check(never)).resolves.toEqual({ ok: true });
+  });
+
+  it('logs the runtime name and version once, on the first check', async () => {
+    const loggers = new CaptureLoggers();
+    const checker = criChecker(['RuntimeReady'], containerd.socketPath, loggers);
+    await checker.check(never);
+    await checker.check(never);
+    const lines = loggers.find('info', /is containerd /);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]?.msg).toMatch(new RegExp(`^container runtime at unix://${containerd.socketPath} is containerd \\S+ \\(CRI v1\\)$`));
+  });
+
+  it('says the socket does not exist', async () => {
+    const missing = path.join(containerd.dir, 'missing.sock');
+    await expect(criChecker(['RuntimeReady'], missing).check(never)).resolves.toEqual({
+      ok: false,
+      reason: `failed to get the CRI runtime status from unix://${missing}: socket ${missing} does not exist (is the runtime running, and is its socket mounted here?)`,
+    });
+  });
+
+  it('createContainerRuntimeChecker (type cri) logs the runtime at start', async () => {
+    const loggers = new CaptureLoggers();
+    const runtime = await createContainerRuntimeChecker(
+      { type: 'cri', endpoint: containerd.endpoint, requiredConditions: ['RuntimeReady'], dockerTls: { enabled: false, caFile: '', certFile: '', keyFile: '' } },
+      loggers,
+    );
+    try {
+      expect(runtime?.component).toBe('cri');
+      expect(loggers.find('info', /is containerd \S+ \(CRI v1\)/)).toHaveLength(1);
+      await expect(runtime?.checker.check(never)).resolves.toEqual({ ok: true });
+    } finally {
+      runtime?.close();
+    }
+  });
+
+  it('createContainerRuntimeChecker (type auto) finds a CRI runtime, not Docker, and says so', async () => {
+    const loggers = new CaptureLoggers();
+    const runtime = await createContainerRuntimeChecker(
+      { type: 'auto', endpoint: containerd.socketPath, requiredConditions: ['RuntimeReady', 'NetworkReady'], dockerTls: { enabled: false, caFile: '', certFile: '', keyFile: '' } },
+      loggers,
+    );
+    try {
+      expect(runtime?.component).toBe('cri');
+      expect(loggers.find('info', /^container runtime type auto: unix:\/\/\S+ is a CRI runtime \(containerd\); registering the cri checker$/)).toHaveLength(1);
+      await expect(runtime?.checker.check(never)).resolves.toMatchObject({ ok: false, reason: expect.stringContaining('NetworkPluginNotReady') });
+    } finally {
+      runtime?.close();
+    }
+  });
+
+  describe('through HealthService while containerd stops and starts', () => {
+    it('fails while containerd is down and passes again once it is back', async () => {
+      const loggers = new CaptureLoggers();
+      const service = new HealthService({ timeoutMs: 2000, loggers });
+      service.register('cri', criChecker(['RuntimeReady']));
+      await expect(service.check()).resolves.toMatchObject({ status: 'OK' });
+
+      await containerd.stop();
+      await rm(containerd.socketPath, { force: true });
+      const down = await service.check();
+      expect(down.status).toBe('Service Unavailable');
+      expect(down.failed_checks).toEqual([{ component: 'cri', reason: expect.stringMatching(/^failed to get the CRI runtime status from unix:\/\/\S+: /) }]);
+
+      await containerd.restart();
+      // gRPC reconnects with a backoff of at most 1 s; poll until the check passes, with a deadline.
+      const deadline = Date.now() + 15_000;
+      let report = await service.check();
+      while (report.status !== 'OK' && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        report = await service.check();
+      }
+      expect(report).toMatchObject({ status: 'OK' });
+      expect(loggers.find('warn', /health check cri is failing/)).toHaveLength(1);
+      expect(loggers.find('info', /health check cri is ok again/)).toHaveLength(1);
+    });
+  });
+});
