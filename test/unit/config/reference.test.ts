@@ -1,0 +1,48 @@
+import { settingsReference } from '../../../src/config/reference';
+
+describe('settingsReference', () => {
+  it('lists every peer key with its Fabric environment variable and default', () => {
+    const peer = new Map(settingsReference('peer').map((setting) => [setting.key, setting]));
+    expect([...peer.keys()]).toEqual([
+      'operations.listenAddress',
+      'operations.tls.enabled',
+      'operations.tls.cert.file',
+      'operations.tls.key.file',
+      'operations.tls.clientAuthRequired',
+      'operations.tls.clientRootCAs.files',
+      'operations.tls.requireDedicatedCA',
+      'operations.healthCheck.timeout',
+      'operations.healthCheck.containerRuntime.type',
+      'operations.healthCheck.containerRuntime.endpoint',
+      'operations.healthCheck.containerRuntime.requiredConditions',
+      'metrics.provider',
+      'metrics.statsd.network',
+      'metrics.statsd.address',
+      'metrics.statsd.writeInterval',
+      'metrics.statsd.prefix',
+      'vm.endpoint',
+      'vm.docker.tls.enabled',
+      'vm.docker.tls.ca.file',
+      'vm.docker.tls.cert.file',
+      'vm.docker.tls.key.file',
+      'peer.tls.rootcert.file',
+      'peer.tls.clientRootCAs.files',
+      'peer.mspConfigPath',
+    ]);
+    expect(peer.get('operations.tls.clientRootCAs.files')).toMatchObject({ environmentVariable: 'CORE_OPERATIONS_TLS_CLIENTROOTCAS_FILES', kind: 'list', defaultValue: [] });
+    expect(peer.get('operations.healthCheck.timeout')).toMatchObject({ environmentVariable: 'CORE_OPERATIONS_HEALTHCHECK_TIMEOUT', kind: 'string', defaultValue: '2s' });
+    expect(peer.get('peer.mspConfigPath')?.environmentVariable).toBe('CORE_PEER_MSPCONFIGPATH');
+    expect(peer.get('vm.endpoint')?.environmentVariable).toBe('CORE_VM_ENDPOINT');
+    expect(peer.get('metrics.statsd.writeInterval')?.defaultValue).toBe('10s');
+  });
+
+  it('lists every orderer key with its Fabric environment variable and default', () => {
+    const orderer = new Map(settingsReference('orderer').map((setting) => [setting.key, setting]));
+    expect(orderer.size).toBe(19);
+    expect(orderer.get('Operations.TLS.Certificate')?.environmentVariable).toBe('ORDERER_OPERATIONS_TLS_CERTIFICATE');
+    expect(orderer.get('Metrics.Statsd.Address')).toMatchObject({ environmentVariable: 'ORDERER_METRICS_STATSD_ADDRESS', defaultValue: '127.0.0.1:8125' });
+    expect(orderer.get('Metrics.Statsd.WriteInterval')?.defaultValue).toBe('30s');
+    expect(orderer.get('General.LocalMSPDir')?.environmentVariable).toBe('ORDERER_GENERAL_LOCALMSPDIR');
+    expect(orderer.get('Operations.HealthCheck.ContainerRuntime.RequiredConditions')?.defaultValue).toEqual(['RuntimeReady', 'NetworkReady']);
+  });
+});
