@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -235,6 +235,47 @@ export async function createTestPki(): Promise<TestPki> {
     },
     async cleanup() {
       await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface KubernetesSecretVolume {
+  /** The mount directory: `<dir>/<file>` are the paths to configure. */
+  dir: string;
+  /** Replaces the whole secret in one atomic step, as kubelet does. */
+  update(files: Record<string, string>): Promise<void>;
+}
+
+/**
+ * A directory laid out as kubelet mounts a secret: each `<dir>/<file>` is a symlink to
+ * `..data/<file>`, `..data` a symlink to a timestamped directory. An update writes a new
+ * timestamped directory, renames a fresh `..data` link over the old one and removes the
+ * old directory, so the configured paths never change and no file is ever written in place.
+ * `dir` must not exist yet.
+ */
+export async function createKubernetesSecretVolume(dir: string, files: Record<string, string>): Promise<KubernetesSecretVolume> {
+  await mkdir(dir);
+  let generation = 0;
+  const writeGeneration = async (contents: Record<string, string>): Promise<string> => {
+    generation += 1;
+    const name = `..2026_01_01_10_00_${String(generation).padStart(2, '0')}.${process.pid}${generation}`;
+    await mkdir(join(dir, name));
+    for (const [file, content] of Object.entries(contents)) await writeFile(join(dir, name, file), content);
+    return name;
+  };
+  let current = await writeGeneration(files);
+  await symlink(current, join(dir, '..data'));
+  for (const file of Object.keys(files)) await symlink(join('..data', file), join(dir, file));
+  return {
+    dir,
+    async update(next) {
+      const missing = Object.keys(next).filter((file) => !(file in files));
+      if (missing.length > 0) throw new Error(`secret update adds files the volume does not link: ${missing.join(', ')}`);
+      const name = await writeGeneration(next);
+      await symlink(name, join(dir, '..data_tmp'));
+      await rename(join(dir, '..data_tmp'), join(dir, '..data'));
+      await rm(join(dir, current), { recursive: true });
+      current = name;
     },
   };
 }

@@ -1,5 +1,6 @@
 import { X509Certificate } from 'node:crypto';
-import { copyFile, mkdir, mkdtemp, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { lstatSync, readlinkSync } from 'node:fs';
+import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TlsConfig } from '../../../src/config/types';
@@ -7,7 +8,7 @@ import { type TlsMaterial, loadTlsMaterial } from '../../../src/tls/material';
 import { TlsMaterialWatcher } from '../../../src/tls/watcher';
 import { CaptureLoggers } from '../../support/capture-logger';
 import { baseTestConfig } from '../../support/config';
-import { type KeyPair, createTestPki, type TestPki } from '../../support/pki';
+import { type KeyPair, createKubernetesSecretVolume, createTestPki, type TestPki } from '../../support/pki';
 
 const keys = baseTestConfig().keys;
 let pki: TestPki;
@@ -71,37 +72,6 @@ function harness(dir: string, onChange?: (material: TlsMaterial) => void): Harne
   return { dir, tls, watcher, logs, changes, initial };
 }
 
-/**
- * The layout kubelet writes for a mounted secret: the visible names are symlinks into
- * `..data`, itself a symlink to a timestamped directory; an update writes a new directory
- * and renames a new `..data` link over the old one (one atomic step).
- */
-async function kubernetesSecretVolume(files: Record<string, string>): Promise<{ dir: string; update: (next: Record<string, string>) => Promise<void> }> {
-  const dir = join(root, `secret-${++caseCount}`);
-  await mkdir(dir);
-  let generation = 0;
-  const writeGeneration = async (contents: Record<string, string>): Promise<string> => {
-    const name = `..2026_01_0${++generation}_10_00_00.${generation}`;
-    await mkdir(join(dir, name));
-    for (const [file, content] of Object.entries(contents)) await writeFile(join(dir, name, file), content);
-    return name;
-  };
-  const first = await writeGeneration(files);
-  await symlink(first, join(dir, '..data'));
-  for (const file of Object.keys(files)) await symlink(join('..data', file), join(dir, file));
-  let current = first;
-  return {
-    dir,
-    update: async (next) => {
-      const name = await writeGeneration(next);
-      await symlink(name, join(dir, '..data_tmp'));
-      await rename(join(dir, '..data_tmp'), join(dir, '..data'));
-      await rm(join(dir, current), { recursive: true });
-      current = name;
-    },
-  };
-}
-
 describe('TlsMaterialWatcher', () => {
   it('does nothing while the files stay the same', async () => {
     const h = await plainFiles();
@@ -142,13 +112,16 @@ describe('TlsMaterialWatcher', () => {
   });
 
   it('follows a Kubernetes secret update that re-points the ..data symlink', async () => {
-    const volume = await kubernetesSecretVolume({ 'tls.crt': pki.server.certPem, 'tls.key': pki.server.keyPem, 'ca.crt': pki.clientCA.certPem });
+    const volume = await createKubernetesSecretVolume(join(root, `secret-${++caseCount}`), { 'tls.crt': pki.server.certPem, 'tls.key': pki.server.keyPem, 'ca.crt': pki.clientCA.certPem });
     const h = harness(volume.dir);
+    expect(lstatSync(h.tls.certFile).isSymbolicLink()).toBe(true);
+    const firstTarget = readlinkSync(join(volume.dir, '..data'));
     h.watcher.checkNow();
     expect(h.changes).toEqual([]);
 
     const next = await pki.issue('k8s-rotated', 'serverCA');
     await volume.update({ 'tls.crt': next.certPem, 'tls.key': next.keyPem, 'ca.crt': pki.clientCA.certPem });
+    expect(readlinkSync(join(volume.dir, '..data'))).not.toBe(firstTarget);
     h.watcher.checkNow();
     expect(h.changes.map((m) => m.fingerprint)).toEqual([fingerprintOf(next)]);
 
