@@ -1,0 +1,133 @@
+import { Counter as PromCounter, Gauge as PromGauge, Histogram as PromHistogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { MetricOptionsError } from '../../errors';
+import { MetricTable, defineMetric, type MetricDefinition } from '../definition';
+import {
+  MetricCore,
+  counterHandle,
+  gaugeHandle,
+  histogramHandle,
+  type BoundLabels,
+  type CounterSeries,
+  type GaugeSeries,
+  type HistogramSeries,
+} from '../handles';
+import type { Counter, Gauge, Histogram, HistogramOptions, MetricOptions, MetricsProvider, ScrapeEndpoint } from '../types';
+import { negotiateFormat, render, type Family } from './exposition';
+
+/**
+ * prom-client's default metrics that `promtool check metrics` rejects (gauges named
+ * `_total`). The same numbers are in `nodejs_active_handles`, `nodejs_active_requests`
+ * and `nodejs_active_resources`, by type.
+ */
+export const droppedDefaultMetrics: readonly string[] = [
+  'nodejs_active_handles_total',
+  'nodejs_active_requests_total',
+  'nodejs_active_resources_total',
+];
+
+/**
+ * The name a counter is exposed under: Prometheus' `_total` convention (which promtool
+ * enforces, and which Prometheus stores anyway when it scrapes OpenMetrics).
+ */
+export function counterExpositionName(fqName: string): string {
+  return fqName.endsWith('_total') ? fqName : `${fqName}_total`;
+}
+
+export interface PrometheusProviderOptions {
+  /** Node process and runtime metrics (prom-client's defaults); default true. */
+  defaultMetrics?: boolean;
+}
+
+/**
+ * Provider `prometheus`: a prom-client Registry of its own (never the global one, so two
+ * systems in one process do not collide), served by `scrape`.
+ */
+export class PrometheusProvider implements MetricsProvider {
+  readonly registry = new Registry();
+  private readonly table = new MetricTable();
+  readonly scrape: ScrapeEndpoint = { render: (accept) => this.render(accept) };
+
+  constructor(options: PrometheusProviderOptions = {}) {
+    if (options.defaultMetrics ?? true) {
+      collectDefaultMetrics({ register: this.registry });
+      for (const name of droppedDefaultMetrics) this.registry.removeSingleMetric(name);
+    }
+  }
+
+  newCounter(options: MetricOptions): Counter {
+    const definition = defineMetric('counter', options);
+    return this.table.getOrCreate(definition, () => {
+      const exposedName = counterExpositionName(definition.fqName);
+      const counter = this.register(definition, exposedName, (registers) =>
+        new PromCounter({ name: exposedName, help: definition.help, labelNames: definition.labelNames, registers }),
+      );
+      return counterHandle(
+        new MetricCore<CounterSeries>(definition, (labels: BoundLabels) => {
+          const child = counter.labels(labels);
+          return { add: (delta) => child.inc(delta) };
+        }),
+      );
+    });
+  }
+
+  newGauge(options: MetricOptions): Gauge {
+    const definition = defineMetric('gauge', options);
+    return this.table.getOrCreate(definition, () => {
+      const gauge = this.register(definition, definition.fqName, (registers) =>
+        new PromGauge({ name: definition.fqName, help: definition.help, labelNames: definition.labelNames, registers }),
+      );
+      return gaugeHandle(
+        new MetricCore<GaugeSeries>(definition, (labels: BoundLabels) => {
+          const child = gauge.labels(labels);
+          return { add: (delta) => child.inc(delta), set: (value) => child.set(value) };
+        }),
+      );
+    });
+  }
+
+  newHistogram(options: HistogramOptions): Histogram {
+    const definition = defineMetric('histogram', options);
+    return this.table.getOrCreate(definition, () => {
+      const histogram = this.register(definition, definition.fqName, (registers) =>
+        new PromHistogram({
+          name: definition.fqName,
+          help: definition.help,
+          labelNames: definition.labelNames,
+          buckets: [...definition.buckets],
+          registers,
+        }),
+      );
+      return histogramHandle(
+        new MetricCore<HistogramSeries>(definition, (labels: BoundLabels) => {
+          const child = histogram.labels(labels);
+          return { observe: (value) => child.observe(value) };
+        }),
+      );
+    });
+  }
+
+  async render(accept: string | undefined): Promise<{ contentType: string; body: string }> {
+    const format = negotiateFormat(accept);
+    const families = await Promise.all(this.registry.getMetricsAsArray().map((metric) => collect(metric)));
+    return render(families, format);
+  }
+
+  /** Names are checked across our metrics and prom-client's defaults (a counter `x` and a gauge `x_total` collide). */
+  private register<M>(definition: MetricDefinition, exposedName: string, create: (registers: Registry[]) => M): M {
+    if (this.registry.getSingleMetric(exposedName) !== undefined) {
+      throw new MetricOptionsError(
+        `${definition.description}: the Prometheus name '${exposedName}' is already taken by another metric in this registry`,
+      );
+    }
+    return create([this.registry]);
+  }
+}
+
+interface Collectable {
+  get(): Promise<unknown> | unknown;
+}
+
+async function collect(metric: unknown): Promise<Family> {
+  const family = (await (metric as Collectable).get()) as Family;
+  return { name: family.name, help: family.help, type: String(family.type), values: family.values ?? [] };
+}
