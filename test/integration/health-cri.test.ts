@@ -1,10 +1,17 @@
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
+import { startOperationsSystem } from '../../src';
 import { createContainerRuntimeChecker } from '../../src/health/container-runtime';
 import { CriChecker } from '../../src/health/cri-checker';
 import { HealthService } from '../../src/health/health-service';
 import { CaptureLoggers } from '../support/capture-logger';
+import { testConfig } from '../support/config';
 import { TestContainerd } from '../support/containerd';
+import { request } from '../support/http';
+import { LogCapture } from '../support/log-capture';
+
+const jsonEnv = { FABRIC_LOGGING_FORMAT: 'json' };
+const sampleOrdererYaml = path.resolve(__dirname, '../../../shared/fixtures/fabric-sampleconfig/orderer.yaml');
 
 /** The checker against a real containerd with its CRI plugin and no CNI configured. */
 describe('CRI checker against a real containerd', () => {
@@ -98,6 +105,66 @@ describe('CRI checker against a real containerd', () => {
     } finally {
       runtime?.close();
     }
+  });
+
+  describe('/healthz of an operations system with the cri checker', () => {
+    it('answers 503 with the cri entry carrying NetworkPluginNotReady when NetworkReady is required (the default)', async () => {
+      const logs = new LogCapture();
+      const system = await startOperationsSystem({
+        config: testConfig({ health: { containerRuntime: { type: 'cri', endpoint: containerd.endpoint } } }),
+        env: jsonEnv,
+        logStream: logs,
+      });
+      try {
+        expect(logs.matching(/container runtime at unix:\/\/\S+ is containerd \S+ \(CRI v1\)/)).toHaveLength(1);
+        const answer = await request(`${system.url}/healthz`);
+        expect(answer.status).toBe(503);
+        expect(answer.json).toEqual({
+          status: 'Service Unavailable',
+          time: expect.any(String),
+          failed_checks: [{ component: 'cri', reason: expect.stringMatching(/^NetworkReady is false: NetworkPluginNotReady: /) }],
+        });
+        expect(logs.matching(/health check cri is failing: NetworkReady is false: NetworkPluginNotReady/)).toHaveLength(1);
+      } finally {
+        await system.stop();
+      }
+    });
+
+    it('answers 200 when the configuration requires only RuntimeReady', async () => {
+      const system = await startOperationsSystem({
+        config: testConfig({ health: { containerRuntime: { type: 'cri', endpoint: containerd.endpoint, requiredConditions: ['RuntimeReady'] } } }),
+        env: jsonEnv,
+        logStream: new LogCapture(),
+      });
+      try {
+        const answer = await request(`${system.url}/healthz`);
+        expect(answer.status).toBe(200);
+        expect(answer.json).toEqual({ status: 'OK', time: expect.any(String) });
+      } finally {
+        await system.stop();
+      }
+    });
+
+    it("reads the orderer dialect's Operations.HealthCheck.* keys (here from the environment)", async () => {
+      const env = {
+        ...jsonEnv,
+        ORDERER_OPERATIONS_LISTENADDRESS: '127.0.0.1:0',
+        ORDERER_OPERATIONS_HEALTHCHECK_CONTAINERRUNTIME_TYPE: 'auto',
+        ORDERER_OPERATIONS_HEALTHCHECK_CONTAINERRUNTIME_ENDPOINT: containerd.endpoint,
+        ORDERER_OPERATIONS_HEALTHCHECK_CONTAINERRUNTIME_REQUIREDCONDITIONS: 'RuntimeReady',
+        ORDERER_OPERATIONS_HEALTHCHECK_TIMEOUT: '1500ms',
+      };
+      const logs = new LogCapture();
+      const system = await startOperationsSystem({ configFile: sampleOrdererYaml, env, logStream: logs });
+      try {
+        expect(system.config.health.timeoutMs).toBe(1500);
+        expect(system.health.components()).toEqual(['cri']);
+        expect(logs.matching(/container runtime type auto: \S+ is a CRI runtime \(containerd\); registering the cri checker/)).toHaveLength(1);
+        expect((await request(`${system.url}/healthz`)).status).toBe(200);
+      } finally {
+        await system.stop();
+      }
+    });
   });
 
   describe('through HealthService while containerd stops and starts', () => {
