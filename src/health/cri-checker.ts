@@ -169,8 +169,17 @@ export function conditionProblems(conditions: readonly RuntimeCondition[], requi
   return problems;
 }
 
+/** grpc-js details without its timestamps and empty notes: `No connection established. Last error: Protocol error`. */
+function cleanDetails(details: string): string {
+  return details
+    .replace(/\s*\(\d{4}-\d\d-\d\dT[\d:.]+Z\)/g, '')
+    .replace(/\s*Resolution note:\s*$/, '')
+    .trim()
+    .replace(/\.$/, '');
+}
+
 function describeGrpcError(error: grpc.ServiceError, endpoint: RuntimeEndpoint): string {
-  const details = error.details || error.message;
+  const details = cleanDetails(error.details || error.message);
   switch (error.code) {
     case grpc.status.UNAVAILABLE:
       if (endpoint.kind === 'unix') {
@@ -179,6 +188,7 @@ function describeGrpcError(error: grpc.ServiceError, endpoint: RuntimeEndpoint):
         if (/EACCES|EPERM/.test(details)) return `permission denied on socket ${socketPath} (the process needs read and write access to it)`;
         if (/ECONNREFUSED/.test(details)) return `connection refused on socket ${socketPath} (nothing listens on it)`;
       }
+      if (/Protocol error/i.test(details)) return `unreachable: ${details} (it does not speak gRPC: is it a CRI runtime's socket?)`;
       return `unreachable: ${details}`;
     case grpc.status.UNIMPLEMENTED:
       return `it does not serve runtime.v1.RuntimeService (is it a CRI runtime, with its CRI plugin enabled?): ${details}`;
