@@ -9,6 +9,7 @@ import { createOperationsApp } from './http/app';
 import type { OperationsDomain, RequestActor, VersionDocument } from './http/domain';
 import { startServer, type ListeningServer } from './http/server';
 import { LoggingSystem } from './logging/logging-system';
+import { formatLogSpec, parseLogSpec } from './logging/spec';
 import type { Logger } from './logging/types';
 import { createMetricsSystem } from './metrics/create';
 import { createServiceMetrics, type ServiceMetrics } from './metrics/service-metrics';
@@ -107,7 +108,9 @@ export class OperationsSystem {
     }
 
     const app = createOperationsApp(this.domain(), { tlsEnabled: tls !== null, logger: this.logger });
-    this.server = await startServer(config.operations.listen, app, tls);
+    this.server = await startServer(config.operations.listen, app, tls, {
+      onRefusedClientCertificate: (details) => this.logger.warn('client certificate refused', details),
+    });
     await this.metricsSystem.start();
 
     if (material) {
@@ -118,13 +121,9 @@ export class OperationsSystem {
         logger: this.logging.getLogger('operations.tls'),
         current: material,
         intervalMs: options.tlsPollIntervalMs,
+        // Throwing refuses the new material: the watcher logs why and keeps the old.
         onChange: (next) => {
-          try {
-            this.enforceDedicatedCa(next, 'reload');
-          } catch (err) {
-            this.logger.error(`new TLS material not used: ${(err as Error).message}`);
-            return;
-          }
+          this.enforceDedicatedCa(next, 'reload');
           server.setSecureContext(secureContextOptions(next));
         },
       });
@@ -159,10 +158,20 @@ export class OperationsSystem {
     };
   }
 
+  /**
+   * The change is logged at info when the `operations` logger shows info under the old
+   * spec or the new one, so that silencing the service does not hide who silenced it.
+   */
   private changeLogSpec(spec: string, actor: RequestActor | { caller: 'library' }): void {
-    const { previous, current } = this.logging.setSpec(spec);
+    const previous = this.logging.getSpec();
+    const current = formatLogSpec(parseLogSpec(spec));
+    const message = `logging specification changed from '${previous}' to '${current}'`;
+    const fields = { previous, current, ...actor };
+    const loggedBefore = this.logger.isEnabled('info');
+    if (loggedBefore) this.logger.info(message, fields);
+    this.logging.setSpec(spec);
+    if (!loggedBefore) this.logger.info(message, fields);
     this.serviceMetrics.logspecChanges.add(1);
-    this.logger.info(`logging specification changed from '${previous}' to '${current}'`, { previous, current, ...actor });
   }
 
   get url(): string {

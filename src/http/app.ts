@@ -48,8 +48,8 @@ export function createOperationsApp(domain: OperationsDomain, options: AppOption
   app.use(limitResponseTime(options.logger));
 
   const clientCertificate = requireClientCertificate(options.tlsEnabled, options.logger);
-  // Parse every PUT body as JSON whatever its Content-Type: operators use `curl -d`.
-  const jsonBody = express.json({ type: () => true, limit: maxBodyBytes, strict: false });
+  // Read every PUT body as text whatever its Content-Type (operators use `curl -d`); the handler parses the JSON.
+  const jsonBody = express.text({ type: () => true, limit: maxBodyBytes, defaultCharset: 'utf-8' });
 
   for (const route of routes) {
     const guard: RequestHandler[] = route.protected ? [clientCertificate] : [];
@@ -118,9 +118,6 @@ function errorHandler(logger: Logger): ErrorRequestHandler {
       switch (err.type) {
         case 'entity.too.large':
           sendError(res, 413, `request body is larger than ${maxBodyBytes} bytes`);
-          return;
-        case 'entity.parse.failed':
-          sendError(res, 400, `request body is not valid JSON: ${err.message}`);
           return;
         case 'request.aborted':
           return;

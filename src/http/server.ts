@@ -45,10 +45,24 @@ function describeListenError(address: string, err: NodeJS.ErrnoException): strin
   }
 }
 
-export async function startServer(listen: HostPort, app: RequestListener, tls: ServerTls | null): Promise<ListeningServer> {
+export interface ServerEvents {
+  /** A client presented a certificate that does not verify; its connection was closed. */
+  onRefusedClientCertificate(details: { remoteAddress: string; reason: string; subject: string }): void;
+}
+
+export async function startServer(
+  listen: HostPort,
+  app: RequestListener,
+  tls: ServerTls | null,
+  events: ServerEvents,
+): Promise<ListeningServer> {
+  // Requests already read from a connection refused after its handshake are not served.
+  const listener: RequestListener = (req, res) => {
+    if (!req.socket.destroyed) app(req, res);
+  };
   const server: http.Server | https.Server = tls
-    ? https.createServer({ ...tls.context, requestCert: true, rejectUnauthorized: tls.clientAuthRequired }, app)
-    : http.createServer(app);
+    ? https.createServer({ ...tls.context, requestCert: true, rejectUnauthorized: tls.clientAuthRequired }, listener)
+    : http.createServer(listener);
   server.headersTimeout = readTimeoutMs;
   server.requestTimeout = readTimeoutMs;
   server.keepAliveTimeout = keepAliveTimeoutMs;
@@ -57,9 +71,17 @@ export async function startServer(listen: HostPort, app: RequestListener, tls: S
     // A client that presents a certificate that does not verify is refused on every path,
     // as Go's VerifyClientCertIfGiven does, even when client auth is optional.
     server.on('secureConnection', (socket: TLSSocket) => {
-      if (!socket.authorized && socket.getPeerCertificate() && Object.keys(socket.getPeerCertificate()).length > 0) {
-        socket.destroy();
-      }
+      if (socket.authorized) return;
+      const presented = socket.getPeerCertificate();
+      if (!presented || Object.keys(presented).length === 0) return;
+      events.onRefusedClientCertificate({
+        remoteAddress: socket.remoteAddress ?? 'unknown',
+        reason: String(socket.authorizationError ?? 'not verified'),
+        subject: Object.entries(presented.subject ?? {})
+          .map(([k, v]) => `${k}=${String(v)}`)
+          .join(','),
+      });
+      socket.destroy();
     });
   }
 

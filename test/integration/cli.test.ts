@@ -64,7 +64,7 @@ describe('fabric-ops command', () => {
     const file = path.join(tmp, 'missing-cert.yaml');
     await writeFile(
       file,
-      ['Operations:', '  ListenAddress: 127.0.0.1:0', '  TLS:', '    Enabled: true', '    Certificate: nothere.crt', '    PrivateKey: nothere.key', ''].join('\n'),
+      ['Operations:', '  ListenAddress: 127.0.0.1:0', '  TLS:', '    Enabled: true', '    Certificate: nothere.crt', '    PrivateKey: nothere.key', '    ClientRootCAs: [nothere-ca.crt]', ''].join('\n'),
     );
     const run = runCli(['--config', file]);
     expect((await run.exited).code).toBe(2);

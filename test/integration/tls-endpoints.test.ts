@@ -72,7 +72,13 @@ describe.each([false, true])('TLS on, clientAuthRequired %s', (clientAuthRequire
   });
 
   it.each(['/healthz', '/version', '/logspec', '/metrics'])('%s refuses an untrusted client certificate at the handshake', async (p) => {
+    const before = logs.records().length;
     await expect(request(`${system.url}${p}`, { ca: pki.serverCA.certPem, client: pki.untrustedClient })).rejects.toThrow();
+    const after = logs.records().slice(before);
+    expect(after.filter((r) => r.msg === 'client certificate required')).toEqual([]);
+    if (!clientAuthRequired) {
+      expect(after).toEqual([expect.objectContaining({ msg: 'client certificate refused', subject: expect.stringContaining('CN=intruder') })]);
+    }
   });
 
   it('refuses an expired client certificate at the handshake', async () => {

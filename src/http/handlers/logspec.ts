@@ -7,9 +7,20 @@ import { verifiedClientSubject } from '../middleware/client-auth';
 
 const LogSpecBody = z.object({ spec: z.string() }).strict();
 
+type ParsedBody = { ok: true; value: unknown } | { ok: false; problem: string };
+
+function parseJsonBody(raw: unknown): ParsedBody {
+  const text = typeof raw === 'string' ? raw : '';
+  if (text.trim() === '') return { ok: false, problem: 'request body is empty; expected {"spec": "<logging specification>"}' };
+  try {
+    return { ok: true, value: JSON.parse(text) as unknown };
+  } catch (err) {
+    return { ok: false, problem: `request body is not valid JSON: ${(err as Error).message}` };
+  }
+}
+
 /** Explains, in one sentence, why a parsed JSON body is not `{"spec": "<string>"}`. */
 export function describeBodyProblem(body: unknown): string | null {
-  if (body === undefined) return 'request body is empty; expected {"spec": "<logging specification>"}';
   const result = LogSpecBody.safeParse(body);
   if (result.success) return null;
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
@@ -31,13 +42,13 @@ export function getLogSpec(domain: OperationsDomain) {
 
 export function putLogSpec(domain: OperationsDomain) {
   return (req: Request, res: Response): void => {
-    const body: unknown = req.body;
-    const problem = describeBodyProblem(body);
+    const parsed = parseJsonBody(req.body);
+    const problem = parsed.ok ? describeBodyProblem(parsed.value) : parsed.problem;
     if (problem !== null) {
       sendError(res, 400, problem);
       return;
     }
-    const { spec } = body as { spec: string };
+    const { spec } = (parsed as { value: { spec: string } }).value;
     try {
       domain.setLogSpec(spec, {
         remoteAddress: req.socket.remoteAddress ?? 'unknown',
