@@ -7,7 +7,8 @@ import { OperationsSystem, type StartOptions } from './system';
 export { OperationsSystem, stopGraceMs, type StartOptions } from './system';
 export { loadConfig, type LoadConfigOptions, type LoadedConfig } from './config/load';
 export type { NormalisedConfig, Dialect } from './config/types';
-export { LoggingSystem } from './logging/logging-system';
+export { LoggingSystem, type LogFormat, type LoggingObserver } from './logging/logging-system';
+export { parseLogSpec, formatLogSpec, levelFor, type LogSpec } from './logging/spec';
 export type { Logger, LoggerFactory, LogLevel, LogFields } from './logging/types';
 export type { HealthChecker, CheckResult, HealthReport } from './health/types';
 export type {
