@@ -1,0 +1,229 @@
+import { createMetricsSystem, type MetricsSystemDeps } from '../../src/metrics/create';
+import { createServiceMetrics } from '../../src/metrics/service-metrics';
+import { StatsdMetricsSystem } from '../../src/metrics/statsd/system';
+import type { NormalisedConfig } from '../../src/config/types';
+import { CaptureLoggers } from '../support/capture-logger';
+import { testConfig } from '../support/config';
+import { freePort, StatsdDaemon, type StatsdNetwork } from '../support/statsd-daemon';
+import { FakeScheduler } from '../unit/metrics/fake-scheduler';
+
+function statsdConfig(network: StatsdNetwork, port: number, writeIntervalMs: number, prefix = ''): NormalisedConfig['metrics'] {
+  return testConfig({
+    metrics: { provider: 'statsd', statsd: { network, address: { host: '127.0.0.1', port }, writeIntervalMs, prefix } },
+  }).metrics;
+}
+
+function startSystem(config: NormalisedConfig['metrics'], deps: Partial<MetricsSystemDeps> = {}) {
+  const loggers = new CaptureLoggers();
+  const system = createMetricsSystem(config, { loggers, ...deps });
+  if (!(system instanceof StatsdMetricsSystem)) throw new Error('expected the statsd metrics system');
+  return { system, loggers };
+}
+
+async function waitUntil(condition: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+const fastBackoff = { initialMs: 50, maxMs: 400 };
+
+describe.each(['udp', 'tcp'] as const)('StatsD over %s, against the real daemon', (network) => {
+  let daemon: StatsdDaemon;
+  beforeAll(async () => {
+    daemon = await StatsdDaemon.start({ network });
+  });
+  afterAll(async () => {
+    await daemon.cleanup();
+  });
+
+  test('counters summed, gauges last value, timings in ms, service metrics, prefix; no bad lines', async () => {
+    const prefix = `${network}run.`;
+    const { system, loggers } = startSystem(statsdConfig(network, daemon.port, 100, prefix));
+    await system.start();
+    await expect(system.opened()).resolves.toEqual({ reachable: true });
+    expect(loggers.find('info', new RegExp(`statsd: sending metrics to ${network} 127.0.0.1:${daemon.port} every 100 ms`))).toHaveLength(1);
+
+    const { provider } = system;
+    const service = createServiceMetrics(provider, '2.5.1');
+    service.loggingEntriesChecked.with({ level: 'info' }).add(3);
+    service.loggingEntriesChecked.with({ level: 'info' }).add(4);
+    service.requests.with({ route: '/healthz', code: '503' }).add(1);
+    service.healthCheckStatus.with({ component: 'docker' }).set(0);
+    service.healthCheckDuration.with({ component: 'docker' }).observe(0.25);
+    service.healthCheckDuration.with({ component: 'docker' }).observe(1.5);
+    const depth = provider.newGauge({ namespace: 'queue', name: 'depth', help: 'h' });
+    depth.set(4);
+    depth.add(-10);
+
+    const received = await daemon.waitFor(
+      (r) => (r.timerCounts[`${prefix}health.check_duration_seconds.docker`] === 2 ? r : undefined),
+      'the health check timings',
+    );
+    expect(received.counters[`${prefix}logging.entries_checked.info`]).toBe(7);
+    expect(received.counters[`${prefix}operations.requests.-healthz.503`]).toBe(1);
+    expect(received.gauges[`${prefix}fabric_version.2_5_1`]).toBe(1);
+    expect(received.gauges[`${prefix}health.check_status.docker`]).toBe(0);
+    expect(received.gauges[`${prefix}queue.depth`]).toBe(-6);
+    expect(received.timers[`${prefix}health.check_duration_seconds.docker`]).toEqual([250, 1500]);
+    expect(received.badLines).toBe(0);
+
+    await system.stop();
+  });
+
+  test('stop sends a final flush', async () => {
+    const { system } = startSystem(statsdConfig(network, daemon.port, 3_600_000, `${network}final.`));
+    await system.start();
+    await system.opened();
+    system.provider.newCounter({ name: 'last_words', help: 'h' }).add(42);
+    await system.stop();
+    const received = await daemon.waitFor((r) => r.counters[`${network}final.last_words`], 'the final flush');
+    expect(received).toBe(42);
+  });
+
+  test('2,000 series in one flush all arrive (packed several lines per packet)', async () => {
+    const { system } = startSystem(statsdConfig(network, daemon.port, 3_600_000, `${network}many.`));
+    await system.start();
+    await system.opened();
+    const counter = system.provider.newCounter({ name: 'c', help: 'h', labelNames: ['n'], statsdFormat: '%{#fqname}.%{n}' });
+    for (let n = 0; n < 2000; n += 1) counter.with({ n: `s${n}` }).add(n + 1);
+    await system.stop();
+    const stats = system.stats();
+    expect(stats.sentLines).toBe(2000);
+    expect(stats.sentPackets).toBeLessThan(2000 / 10);
+    const received = await daemon.waitFor(
+      (r) => (Object.keys(r.counters).filter((k) => k.startsWith(`${network}many.c.`)).length === 2000 ? r : undefined),
+      'all 2,000 counters',
+    );
+    for (let n = 0; n < 2000; n += 1) expect(received.counters[`${network}many.c.s${n}`]).toBe(n + 1);
+    expect(received.badLines).toBe(0);
+  });
+});
+
+describe.each(['udp', 'tcp'] as const)('StatsD over %s, daemon down at start', (network) => {
+  test('the system starts with a warning, and values arrive once the daemon is up', async () => {
+    const port = await freePort(network);
+    const { system, loggers } = startSystem(statsdConfig(network, port, 100), { statsd: { backoff: fastBackoff } });
+    await system.start();
+    const reachability = await system.opened();
+    expect(reachability.reachable).toBe(false);
+    const warnings = loggers.find('warn', new RegExp(`statsd: the daemon at ${network} 127.0.0.1:${port} is unreachable \\(.*ECONNREFUSED`));
+    expect(warnings).toHaveLength(1);
+
+    const counter = system.provider.newCounter({ name: 'early', help: 'h' });
+    counter.add(1);
+    await waitUntil(() => system.stats().flushes >= 3, 'three flushes');
+
+    const daemon = await StatsdDaemon.start({ network, port });
+    try {
+      if (network === 'tcp') await waitUntil(() => system.stats().connected, 'the reconnection');
+      const gauge = system.provider.newGauge({ name: 'later', help: 'h' });
+      gauge.set(5);
+      const received = await daemon.waitFor((r) => r.gauges.later, 'a gauge set after the daemon came up');
+      expect(received).toBe(5);
+    } finally {
+      await system.stop();
+      await daemon.cleanup();
+    }
+    if (network === 'tcp') expect(system.stats().droppedLines).toBeGreaterThan(0);
+  });
+});
+
+describe('StatsD over tcp, daemon stopped mid-run and started again', () => {
+  test('later values arrive after the reconnection; nothing piles up meanwhile', async () => {
+    const daemon = await StatsdDaemon.start({ network: 'tcp' });
+    const maxPendingBytes = 64 * 1024;
+    const { system, loggers } = startSystem(statsdConfig('tcp', daemon.port, 100), { statsd: { backoff: fastBackoff, maxPendingBytes } });
+    try {
+      await system.start();
+      await expect(system.opened()).resolves.toEqual({ reachable: true });
+      const counter = system.provider.newCounter({ name: 'ticks', help: 'h', labelNames: ['n'], statsdFormat: '%{#fqname}.%{n}' });
+      counter.with({ n: 'before' }).add(1);
+      await daemon.waitFor((r) => r.counters['ticks.before'], 'a value before the outage');
+
+      await daemon.stop();
+      await waitUntil(() => !system.stats().connected, 'the client noticing the lost connection');
+      const droppedAtStart = system.stats().droppedLines;
+      let rounds = 0;
+      await waitUntil(() => {
+        for (let n = 0; n < 200; n += 1) counter.with({ n: `outage${n}` }).add(1);
+        rounds += 1;
+        const stats = system.stats();
+        expect(stats.pendingBytes).toBeLessThanOrEqual(maxPendingBytes);
+        expect(stats.series).toBeLessThanOrEqual(201);
+        return stats.droppedLines - droppedAtStart >= 2000;
+      }, 'ten flushes of drops');
+      expect(rounds).toBeGreaterThan(1);
+      expect(loggers.find('warn', /statsd: lost the connection to tcp 127\.0\.0\.1:\d+/)).toHaveLength(1);
+      expect(loggers.find('warn', /statsd: dropped \d+ metric lines in \d+ packets for tcp .* \(not connected to tcp/).length).toBeGreaterThan(0);
+
+      await daemon.restart();
+      await waitUntil(() => system.stats().connected, 'the reconnection');
+      expect(loggers.find('info', /statsd: reconnected to tcp 127\.0\.0\.1:\d+/)).toHaveLength(1);
+      counter.with({ n: 'after' }).add(5);
+      const after = await daemon.waitFor((r) => r.counters['ticks.after'], 'a value after the restart');
+      expect(after).toBe(5);
+    } finally {
+      await system.stop();
+      await daemon.cleanup();
+    }
+  });
+});
+
+describe.each(['udp', 'tcp'] as const)('StatsD over %s, a long outage (injected clock)', (network) => {
+  test('1,000 flush intervals with the daemon down: buffers stay bounded, then values flow again', async () => {
+    const port = await freePort(network);
+    const scheduler = new FakeScheduler();
+    const intervalMs = 10_000;
+    const maxPendingBytes = 32 * 1024;
+    const { system } = startSystem(statsdConfig(network, port, intervalMs), {
+      statsd: { scheduler, maxPendingBytes, maxTimingsPerSeries: 50, probeTimeoutMs: 100 },
+    });
+    await system.start();
+    await expect(system.opened()).resolves.toMatchObject({ reachable: false });
+    const counter = system.provider.newCounter({ name: 'c', help: 'h', labelNames: ['n'], statsdFormat: '%{#fqname}.%{n}' });
+    const histogram = system.provider.newHistogram({ name: 'h', help: 'h', labelNames: ['n'], statsdFormat: '%{#fqname}.%{n}' });
+
+    const samples: number[] = [];
+    for (let interval = 0; interval < 1000; interval += 1) {
+      for (let n = 0; n < 50; n += 1) {
+        counter.with({ n: String(n) }).add(1);
+        for (let k = 0; k < 3; k += 1) histogram.with({ n: String(n) }).observe(0.01 * k);
+      }
+      scheduler.advance(intervalMs);
+      // Let socket I/O (refused connections, datagram callbacks) happen between intervals.
+      await new Promise((r) => setImmediate(r));
+      const stats = system.stats();
+      samples.push(stats.pendingBytes);
+      expect(stats.series).toBe(100);
+      expect(stats.heldObservations).toBe(0);
+      expect(stats.pendingBytes).toBeLessThanOrEqual(maxPendingBytes);
+    }
+    expect(system.stats().flushes).toBe(1000);
+    if (network === 'tcp') {
+      expect(system.stats().droppedLines).toBeGreaterThanOrEqual(1000 * 200);
+      expect(Math.max(...samples)).toBe(0);
+    }
+
+    const daemon = await StatsdDaemon.start({ network, port });
+    try {
+      if (network === 'tcp') {
+        await waitUntil(() => {
+          scheduler.advance(1000);
+          return system.stats().connected;
+        }, 'the reconnection');
+      }
+      counter.with({ n: 'back' }).add(9);
+      scheduler.advance(intervalMs);
+      const value = await daemon.waitFor((r) => r.counters['c.back'], 'a value after the outage');
+      expect(value).toBe(9);
+    } finally {
+      const stopping = system.stop();
+      scheduler.advance(2000);
+      await stopping;
+      await daemon.cleanup();
+    }
+  });
+});
