@@ -113,7 +113,9 @@ export class DockerChecker implements HealthChecker {
           }
           chunks.push(chunk);
         });
-        res.on('error', fail);
+        const cutOff = (): void => fail(new DockerRequestError(`the connection closed before the whole answer arrived (HTTP ${res.statusCode ?? 0})`));
+        res.on('error', cutOff);
+        res.on('close', cutOff);
         res.on('end', () => {
           if (settled) return;
           settled = true;

@@ -149,6 +149,19 @@ describe('DockerChecker over a unix socket', () => {
     });
   });
 
+  it('fails, without waiting for a timeout, when the answer is cut off half way', async () => {
+    const peer = await rawServer((socket) =>
+      socket.once('data', () => {
+        socket.write('HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nOK');
+        setImmediate(() => socket.destroy());
+      }),
+    );
+    await expect(unixChecker(peer.socketPath).check(never)).resolves.toEqual({
+      ok: false,
+      reason: 'failed to ping to Docker daemon: the connection closed before the whole answer arrived (HTTP 200)',
+    });
+  });
+
   it("gives the abort's reason and closes its connection when the signal aborts", async () => {
     let connected!: () => void;
     const connectedOnce = new Promise<void>((resolve) => (connected = resolve));
