@@ -117,8 +117,8 @@ export function freePort(network: StatsdNetwork): Promise<number> {
 }
 
 export interface DaemonConfigOptions {
-  network: StatsdNetwork;
-  port: number;
+  /** One daemon can listen on several (UDP and TCP at once). */
+  servers: readonly { network: StatsdNetwork; port: number }[];
   mgmtPort: number;
   flushFile: string;
   backend: string;
@@ -130,7 +130,7 @@ export interface DaemonConfigOptions {
 export function daemonConfig(options: DaemonConfigOptions): string {
   return JSON.stringify(
     {
-      servers: [{ server: `./servers/${options.network}`, address: '127.0.0.1', port: options.port }],
+      servers: options.servers.map(({ network, port }) => ({ server: `./servers/${network}`, address: '127.0.0.1', port })),
       mgmt_address: '127.0.0.1',
       mgmt_port: options.mgmtPort,
       backends: [options.backend],
@@ -271,8 +271,7 @@ export class StatsdDaemon {
     writeFileSync(
       configFile,
       daemonConfig({
-        network: this.network,
-        port: this.port,
+        servers: [{ network: this.network, port: this.port }],
         mgmtPort: this.mgmtPort,
         flushFile: this.flushFile,
         backend: flushFileBackend,
