@@ -51,6 +51,7 @@ export class OperationsSystem {
   private readonly logger: Logger;
   private server: ListeningServer | null = null;
   private watcher: TlsMaterialWatcher | null = null;
+  private runtime: { component: string; checker: HealthChecker; close(): void } | null = null;
   private stopping: Promise<void> | null = null;
 
   private constructor(config: NormalisedConfig, configSource: string, options: StartOptions) {
@@ -96,8 +97,10 @@ export class OperationsSystem {
 
   private async startComponents(options: StartOptions): Promise<void> {
     const { config } = this;
-    const runtime = await createContainerRuntimeChecker(config.health.containerRuntime, this.logging);
-    if (runtime) this.health.register(runtime.component, runtime.checker);
+    this.runtime = await createContainerRuntimeChecker(config.health.containerRuntime, this.logging, {
+      probeTimeoutMs: config.health.timeoutMs,
+    });
+    if (this.runtime) this.health.register(this.runtime.component, this.runtime.checker);
 
     let tls: { context: SecureContextOptions; clientAuthRequired: boolean } | null = null;
     let material: TlsMaterial | null = null;
@@ -210,6 +213,7 @@ export class OperationsSystem {
     this.stopping ??= (async () => {
       this.watcher?.stop();
       if (this.server) await this.server.close(graceMs);
+      this.runtime?.close();
       await this.metricsSystem.stop();
       this.logging.setObserver(null);
     })();
