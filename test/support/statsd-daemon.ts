@@ -4,7 +4,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 
 /**
  * The StatsD reference daemon (npm `statsd`) run by a test: on free ports, over UDP or
@@ -14,7 +14,15 @@ import { join, resolve } from 'node:path';
 
 export type StatsdNetwork = 'udp' | 'tcp';
 
-const repoRoot = resolve(__dirname, '..', '..');
+/** The repository root, also when this file runs compiled elsewhere (bench builds). */
+function findRepoRoot(): string {
+  for (let dir = __dirname; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'node_modules', 'statsd', 'stats.js')) && existsSync(join(dir, 'test', 'docker', 'statsd'))) return dir;
+    if (dirname(dir) === dir) return resolve(__dirname, '..', '..');
+  }
+}
+
+const repoRoot = findRepoRoot();
 export const statsdMain = join(repoRoot, 'node_modules', 'statsd', 'stats.js');
 export const flushFileBackend = join(repoRoot, 'test', 'docker', 'statsd', 'flush-file-backend.js');
 /** statsd 0.9.0 calls util.log, gone since Node 23; preloaded with `node -r`. */
