@@ -227,3 +227,48 @@ describe.each(['udp', 'tcp'] as const)('StatsD over %s, a long outage (injected 
     }
   });
 });
+
+describe('StatsD over tcp, a daemon that hangs (stops reading)', () => {
+  test('writes pile up only to the cap, the rest is dropped; values flow again when it reads', async () => {
+    const daemon = await StatsdDaemon.start({ network: 'tcp' });
+    const scheduler = new FakeScheduler();
+    const maxPendingBytes = 64 * 1024;
+    const { system, loggers } = startSystem(statsdConfig('tcp', daemon.port, 1000), { statsd: { scheduler, maxPendingBytes } });
+    try {
+      await system.start();
+      await expect(system.opened()).resolves.toEqual({ reachable: true });
+      const gauge = system.provider.newGauge({ name: 'g', help: 'h', labelNames: ['n'], statsdFormat: '%{#fqname}.%{n}' });
+      for (let n = 0; n < 10_000; n += 1) gauge.with({ n: String(n) }).set(n);
+
+      daemon.pause();
+      let flushes = 0;
+      while (system.stats().droppedLines === 0) {
+        flushes += 1;
+        if (flushes > 500) throw new Error(`no drops after 500 flushes: ${JSON.stringify(system.stats())}`);
+        scheduler.advance(1000);
+        await new Promise((r) => setImmediate(r));
+        expect(system.stats().pendingBytes).toBeLessThanOrEqual(maxPendingBytes);
+      }
+      for (let i = 0; i < 20; i += 1) {
+        scheduler.advance(1000);
+        await new Promise((r) => setImmediate(r));
+        expect(system.stats().pendingBytes).toBeLessThanOrEqual(maxPendingBytes);
+      }
+      expect(system.stats().connected).toBe(true);
+      expect(loggers.find('warn', /statsd: dropped \d+ metric lines in \d+ packets for tcp .* \(send buffer full/).length).toBeGreaterThan(0);
+
+      daemon.resume();
+      await waitUntil(() => system.stats().pendingBytes === 0, 'the daemon reading the backlog', 30_000);
+      system.provider.newCounter({ name: 'after_hang', help: 'h' }).add(3);
+      scheduler.advance(1000);
+      const value = await daemon.waitFor((r) => r.counters.after_hang, 'a value after the daemon resumed', 30_000);
+      expect(value).toBe(3);
+    } finally {
+      daemon.resume();
+      const stopping = system.stop();
+      scheduler.advance(2000);
+      await stopping;
+      await daemon.cleanup();
+    }
+  });
+});

@@ -251,6 +251,7 @@ export class StatsdDaemon {
     if (!child) return;
     this.process = null;
     if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGCONT');
       await new Promise<void>((done) => {
         const killer = setTimeout(() => child.kill('SIGKILL'), 5000);
         child.once('exit', () => {
@@ -260,6 +261,15 @@ export class StatsdDaemon {
         child.kill('SIGTERM');
       });
     }
+  }
+
+  /** Freezes the daemon (SIGSTOP): it holds its sockets but reads nothing, like a hung daemon. */
+  pause(): void {
+    this.process?.kill('SIGSTOP');
+  }
+
+  resume(): void {
+    this.process?.kill('SIGCONT');
   }
 
   /** Starts the daemon again on the same ports; received() then shows only the new run. */
