@@ -97,9 +97,9 @@ export class OperationsSystem {
 
   private async startComponents(options: StartOptions): Promise<void> {
     const { config } = this;
-    this.runtime = await createContainerRuntimeChecker(config.health.containerRuntime, this.logging, {
-      probeTimeoutMs: config.health.timeoutMs,
-    });
+    // The start-up probe (runtime version, `auto` detection) keeps its own short timeout, so a
+    // long check timeout cannot hold the start.
+    this.runtime = await createContainerRuntimeChecker(config.health.containerRuntime, this.logging);
     if (this.runtime) this.health.register(this.runtime.component, this.runtime.checker);
 
     let tls: { context: SecureContextOptions; clientAuthRequired: boolean } | null = null;
