@@ -10,10 +10,10 @@ import type { OperationsDomain, RequestActor, VersionDocument } from './http/dom
 import { startServer, type ListeningServer } from './http/server';
 import { LoggingSystem } from './logging/logging-system';
 import { formatLogSpec, parseLogSpec } from './logging/spec';
-import type { Logger } from './logging/types';
+import { logLevels, type Logger, type LogLevel } from './logging/types';
 import { createMetricsSystem } from './metrics/create';
 import { createServiceMetrics, type ServiceMetrics } from './metrics/service-metrics';
-import type { MetricsProvider, MetricsSystem } from './metrics/types';
+import type { Counter, MetricsProvider, MetricsSystem } from './metrics/types';
 import { describeDedicatedCaViolation, findOrganizationCAs } from './tls/dedicated-ca';
 import { loadTlsMaterial, secureContextOptions, type TlsMaterial } from './tls/material';
 import { TlsMaterialWatcher } from './tls/watcher';
@@ -62,9 +62,14 @@ export class OperationsSystem {
     this.metricsSystem = createMetricsSystem(config.metrics, { loggers: this.logging });
     const version = options.version ?? readVersion();
     this.serviceMetrics = createServiceMetrics(this.metricsSystem.provider, version.Version);
+    // One handle per level, made once: the observer runs inside every log call.
+    const perLevel = (counter: Counter): Record<LogLevel, Counter> =>
+      Object.fromEntries(logLevels.map((level) => [level, counter.with({ level })])) as Record<LogLevel, Counter>;
+    const checked = perLevel(this.serviceMetrics.loggingEntriesChecked);
+    const written = perLevel(this.serviceMetrics.loggingEntriesWritten);
     this.logging.setObserver({
-      checked: (level) => this.serviceMetrics.loggingEntriesChecked.with({ level }).add(1),
-      written: (level) => this.serviceMetrics.loggingEntriesWritten.with({ level }).add(1),
+      checked: (level) => checked[level].add(1),
+      written: (level) => written[level].add(1),
     });
     this.health = new HealthService({
       timeoutMs: config.health.timeoutMs,

@@ -151,6 +151,9 @@ describe('operations endpoints over plain HTTP (TLS off)', () => {
     expect(answer.status).toBe(200);
     expect(answer.headers['content-type']).toMatch(/^text\/plain/);
     expect(answer.body).toMatch(/^fabric_version\{version="[^"]+"\} 1$/m);
+    // The start-up line was written at info: the logging observer feeds Fabric's logging metrics.
+    expect(answer.body).toMatch(/^logging_entries_written_total\{level="info"\} [1-9]\d*$/m);
+    expect(answer.body).toMatch(/^logging_entries_checked_total\{level="debug"\} \d+$/m);
   });
 
   it.each([['/nope'], ['/logspec/'], ['/LOGSPEC'], ['/healthz/extra']])('unknown path %s answers 404 with an error', async (path) => {
