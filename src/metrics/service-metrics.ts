@@ -1,6 +1,6 @@
 import type { Counter, Gauge, Histogram, MetricsProvider } from './types';
 
-/** The operations service's own metrics; every one is documented in docs/metrics.md. */
+/** The operations service's own metrics; every one is documented in the README (Metrics). */
 export interface ServiceMetrics {
   /** Labels: level. Every log call, whatever the active level (Fabric's logging_entries_checked). */
   loggingEntriesChecked: Counter;
