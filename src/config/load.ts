@@ -4,6 +4,7 @@ import { parseDocument } from 'yaml';
 import { ConfigError } from '../errors';
 import { dialectDefinition, normaliseConfig } from './normalise';
 import { dialects, type Dialect, type NormalisedConfig } from './types';
+import { describeFileError } from '../file-errors';
 
 export interface LoadConfigOptions {
   /** A core.yaml or orderer.yaml; relative to the working directory. */
@@ -56,20 +57,6 @@ function checkDialectMatches(document: unknown, file: string, dialect: Dialect):
   }
 }
 
-function describeReadError(error: unknown): string {
-  const code = (error as NodeJS.ErrnoException).code;
-  switch (code) {
-    case 'ENOENT':
-      return 'no such file';
-    case 'EACCES':
-    case 'EPERM':
-      return 'permission denied';
-    case 'EISDIR':
-      return 'is a directory, not a file';
-    default:
-      return (error as Error).message;
-  }
-}
 
 /** Reads and parses a YAML file; ConfigError naming the path (and the line of a YAML error). */
 function readYamlFile(file: string): unknown {
@@ -77,7 +64,7 @@ function readYamlFile(file: string): unknown {
   try {
     text = fs.readFileSync(file, 'utf8');
   } catch (error) {
-    throw new ConfigError([`config file ${file}: cannot be read: ${describeReadError(error)}`]);
+    throw new ConfigError([`config file ${file}: cannot be read: ${describeFileError(error)}`]);
   }
   const document = parseDocument(text);
   if (document.errors.length > 0) {

@@ -4,6 +4,7 @@ import { DEFAULT_CIPHERS, type SecureContextOptions } from 'node:tls';
 import type { NormalisedConfig, TlsConfig } from '../config/types';
 import { ConfigError } from '../errors';
 import { certificateBlocks, hasIncompletePemBlock, privateKeyBlockOf } from './pem';
+import { describeFileError } from '../file-errors';
 
 /** The server's TLS material, read and checked, ready for a secure context. */
 export interface TlsMaterial {
@@ -44,24 +45,6 @@ export function secureContextOptions(material: TlsMaterial): SecureContextOption
   };
 }
 
-function describeReadError(error: unknown): string {
-  const code = (error as NodeJS.ErrnoException).code;
-  switch (code) {
-    case 'ENOENT':
-      return 'no such file';
-    case 'EACCES':
-    case 'EPERM':
-      return 'permission denied';
-    case 'EISDIR':
-      return 'is a directory';
-    case 'ENOTDIR':
-      return 'a parent of it is not a directory';
-    case 'ELOOP':
-      return 'too many levels of symbolic links';
-    default:
-      return error instanceof Error ? error.message : String(error);
-  }
-}
 
 function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
@@ -82,7 +65,7 @@ class ProblemList {
       if (text.trim().length === 0) return this.add(`${key}: ${path} is empty`);
       return text;
     } catch (error) {
-      return this.add(`${key}: cannot read ${path}: ${describeReadError(error)}`);
+      return this.add(`${key}: cannot read ${path}: ${describeFileError(error)}`);
     }
   }
 

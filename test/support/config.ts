@@ -1,25 +1,8 @@
+import { peerDialect } from '../../src/config/peer-schema';
 import type { NormalisedConfig } from '../../src/config/types';
 
 type DeepPartial<T> = T extends readonly unknown[] ? T : T extends object ? { [K in keyof T]?: DeepPartial<T[K]> } : T;
 
-const peerKeys: NormalisedConfig['keys'] = {
-  listenAddress: 'operations.listenAddress',
-  tlsEnabled: 'operations.tls.enabled',
-  tlsCertFile: 'operations.tls.cert.file',
-  tlsKeyFile: 'operations.tls.key.file',
-  tlsClientRootCAs: 'operations.tls.clientRootCAs.files',
-  tlsClientAuthRequired: 'operations.tls.clientAuthRequired',
-  tlsRequireDedicatedCA: 'operations.tls.requireDedicatedCA',
-  metricsProvider: 'metrics.provider',
-  statsdNetwork: 'metrics.statsd.network',
-  statsdAddress: 'metrics.statsd.address',
-  statsdWriteInterval: 'metrics.statsd.writeInterval',
-  statsdPrefix: 'metrics.statsd.prefix',
-  healthTimeout: 'operations.healthCheck.timeout',
-  containerRuntimeType: 'operations.healthCheck.containerRuntime.type',
-  containerRuntimeEndpoint: 'operations.healthCheck.containerRuntime.endpoint',
-  containerRuntimeRequiredConditions: 'operations.healthCheck.containerRuntime.requiredConditions',
-};
 
 /** A peer-dialect NormalisedConfig with everything off, listening on 127.0.0.1 and a free port. */
 export function baseTestConfig(): NormalisedConfig {
@@ -51,7 +34,7 @@ export function baseTestConfig(): NormalisedConfig {
         dockerTls: { enabled: false, caFile: '', certFile: '', keyFile: '' },
       },
     },
-    keys: { ...peerKeys },
+    keys: { ...peerDialect.keys },
   };
 }
 

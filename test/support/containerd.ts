@@ -1,10 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { requireCommand } from './prerequisites';
+import { logTail, terminate } from './processes';
 
 /**
  * A containerd of its own for one test file: own socket, root, state and config under a temp
@@ -104,11 +105,7 @@ disabled_plugins = [
   async stop(): Promise<void> {
     const child = this.child;
     if (!child) return;
-    child.kill('SIGTERM');
-    if (!(await settlesWithin(this.exited, 15_000))) {
-      child.kill('SIGKILL');
-      await this.exited;
-    }
+    await terminate(child, this.exited, 15_000);
   }
 
   async dispose(): Promise<void> {
@@ -128,19 +125,6 @@ disabled_plugins = [
   }
 
   logTail(lines = 20): string {
-    try {
-      return readFileSync(this.logFile, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
-    } catch {
-      return '(no log)';
-    }
+    return logTail(this.logFile, lines);
   }
-}
-
-/** True when `promise` settled within `ms`; the timer does not outlive it. */
-function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<boolean>((resolve) => {
-    timer = setTimeout(() => resolve(false), ms);
-  });
-  return Promise.race([promise.then(() => true), timeout]).finally(() => clearTimeout(timer));
 }

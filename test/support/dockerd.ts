@@ -5,6 +5,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { requireCommand } from './prerequisites';
+import { logTail, terminate } from './processes';
 
 /**
  * A private Docker engine for one test file: its own socket, data root, exec root and pid
@@ -96,11 +97,7 @@ export class PrivateDockerd {
   async stop(): Promise<void> {
     const child = this.child;
     if (!child) return;
-    child.kill('SIGTERM');
-    if (!(await settlesWithin(this.exited, 30_000))) {
-      child.kill('SIGKILL');
-      await this.exited;
-    }
+    await terminate(child, this.exited, 30_000);
     await this.stopManagedContainerd();
   }
 
@@ -137,22 +134,10 @@ export class PrivateDockerd {
   }
 
   logTail(lines = 20): string {
-    try {
-      return readFileSync(this.logFile, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
-    } catch {
-      return '(no log)';
-    }
+    return logTail(this.logFile, lines);
   }
 }
 
-/** True when `promise` settled within `ms`; the timer does not outlive it. */
-function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<boolean>((resolve) => {
-    timer = setTimeout(() => resolve(false), ms);
-  });
-  return Promise.race([promise.then(() => true), timeout]).finally(() => clearTimeout(timer));
-}
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));

@@ -119,7 +119,7 @@ describe('loadConfig with a config file', () => {
     const dir = makeTempDir();
     const missing = path.join(dir, 'core.yaml');
     expect(problemsOf(() => loadConfig({ configFile: missing, env: {} }))).toEqual([`config file ${missing}: cannot be read: no such file`]);
-    expect(problemsOf(() => loadConfig({ configFile: dir, env: {} }))).toEqual([`config file ${dir}: cannot be read: is a directory, not a file`]);
+    expect(problemsOf(() => loadConfig({ configFile: dir, env: {} }))).toEqual([`config file ${dir}: cannot be read: is a directory`]);
   });
 
   it('names the path and the line of a YAML error', () => {
