@@ -42,6 +42,9 @@ export class ListenError extends FabricOpsError {
   }
 }
 
+/** A health checker name that is empty, too long or has characters outside A-Z a-z 0-9 _ . : / -. */
+export class InvalidCheckerNameError extends FabricOpsError {}
+
 /** A health checker registered under a name that is already taken. */
 export class DuplicateCheckerError extends FabricOpsError {}
 

@@ -1,12 +1,9 @@
 import { performance } from 'node:perf_hooks';
-import { DuplicateCheckerError, FabricOpsError } from '../errors';
+import { DuplicateCheckerError, InvalidCheckerNameError } from '../errors';
 import type { Logger, LoggerFactory } from '../logging/types';
 import type { Gauge, Histogram } from '../metrics/types';
 import { CheckCancelledError, CheckTimeoutError } from './abort-reasons';
 import { systemClock, type CheckResult, type Clock, type FailedCheck, type HealthChecker, type HealthReport } from './types';
-
-/** A component name that cannot be used (empty, too long, or with characters outside [A-Za-z0-9_.:/-]). */
-export class InvalidCheckerNameError extends FabricOpsError {}
 
 /** Fed after every completed check, labels `{component}`: seconds taken, and 1 (ok) or 0 (failing). */
 export interface HealthMetrics {

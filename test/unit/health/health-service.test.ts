@@ -1,7 +1,8 @@
 import { DuplicateCheckerError } from '../../../src/errors';
 import type { Gauge, Histogram, LabelValues } from '../../../src/metrics/types';
 import { CheckCancelledError, CheckTimeoutError, formatDuration } from '../../../src/health/abort-reasons';
-import { HealthService, InvalidCheckerNameError, type HealthMetrics } from '../../../src/health/health-service';
+import { InvalidCheckerNameError } from '../../../src/errors';
+import { HealthService, type HealthMetrics } from '../../../src/health/health-service';
 import type { CheckResult, Clock, HealthChecker } from '../../../src/health/types';
 import { CaptureLoggers } from '../../support/capture-logger';
 
