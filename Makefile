@@ -5,8 +5,10 @@ NODE_IMAGE ?= fabric-ops/node-base:24
 
 .PHONY: run test build deps prereqs bench image clean
 
+# `npm install --no-save` rather than `npm ci`: it installs the locked versions but, unlike
+# `npm ci`, tolerates a registry that lacks other platforms' optional binaries (unrs-resolver's).
 node_modules/.package-lock.json: package.json package-lock.json
-	npm ci --no-audit --no-fund
+	npm install --no-save --no-audit --no-fund
 
 deps: node_modules/.package-lock.json
 
@@ -32,7 +34,7 @@ bench: deps prereqs
 
 image: build
 	rm -rf .image && mkdir -p .image && cp package.json package-lock.json .image/
-	cd .image && npm ci --omit=dev --no-audit --no-fund --ignore-scripts
+	cd .image && npm install --no-save --omit=dev --no-audit --no-fund --ignore-scripts
 	scripts/build-node-base.sh
 	DOCKER_BUILDKIT=0 docker build --network host --build-arg NODE_IMAGE=$(NODE_IMAGE) -t fabric-ops:latest .
 
