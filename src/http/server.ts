@@ -60,9 +60,11 @@ export async function startServer(
   const listener: RequestListener = (req, res) => {
     if (!req.socket.destroyed) app(req, res);
   };
+  // Node enforces the read timeouts when it sweeps its connections; sweep every second, not every 30 s.
+  const limits = { connectionsCheckingInterval: 1000 };
   const server: http.Server | https.Server = tls
-    ? https.createServer({ ...tls.context, requestCert: true, rejectUnauthorized: tls.clientAuthRequired }, listener)
-    : http.createServer(listener);
+    ? https.createServer({ ...limits, ...tls.context, requestCert: true, rejectUnauthorized: tls.clientAuthRequired }, listener)
+    : http.createServer(limits, listener);
   server.headersTimeout = readTimeoutMs;
   server.requestTimeout = readTimeoutMs;
   server.keepAliveTimeout = keepAliveTimeoutMs;
