@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
+import { settingsReference } from './config/reference';
 import { dialects, type Dialect } from './config/types';
 import { ConfigError, DedicatedCaError, FabricOpsError, ListenError, LogSpecError, TlsMaterialError } from './errors';
 import { OperationsSystem } from './system';
@@ -15,6 +16,8 @@ Options:
                          detected from the file's top-level keys
   -d, --dialect DIALECT  peer or orderer: force the dialect, or pick the file in
                          $FABRIC_CFG_PATH (core.yaml / orderer.yaml)
+  -k, --list-keys        list every configuration key read in the dialect (default
+                         peer), with its environment variable and default
   -h, --help             show this help
   -v, --version          show the version
 
@@ -42,6 +45,7 @@ function parseCommandLine(argv: string[]): { configFile?: string; dialect?: Dial
       options: {
         config: { type: 'string', short: 'c' },
         dialect: { type: 'string', short: 'd' },
+        'list-keys': { type: 'boolean', short: 'k' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
       },
@@ -65,7 +69,19 @@ function parseCommandLine(argv: string[]): { configFile?: string; dialect?: Dial
   if (dialect !== undefined && !(dialects as readonly string[]).includes(dialect)) {
     fail(exitCodes.config, [`--dialect: must be one of ${dialects.join(', ')}; got "${dialect}"`]);
   }
+  if (values['list-keys']) {
+    process.stdout.write(formatKeyList((dialect as Dialect | undefined) ?? 'peer'));
+    process.exit(exitCodes.ok);
+  }
   return { configFile: values.config, dialect: dialect as Dialect | undefined };
+}
+
+function formatKeyList(dialect: Dialect): string {
+  const lines = settingsReference(dialect).map((setting) => {
+    const fallback = Array.isArray(setting.defaultValue) ? `[${setting.defaultValue.join(', ')}]` : String(setting.defaultValue);
+    return `${setting.key}  (${setting.environmentVariable}, ${setting.kind}, default ${fallback === '' ? '""' : fallback})\n    ${setting.doc}\n`;
+  });
+  return `Configuration keys read in the ${dialect} dialect:\n\n${lines.join('')}`;
 }
 
 function exitCodeFor(err: unknown): { code: number; lines: readonly string[] } {

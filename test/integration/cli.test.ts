@@ -29,6 +29,15 @@ describe('fabric-ops command', () => {
     expect(run.stdout().trim()).toMatch(new RegExp(`^fabric-ops ${pkg.version.replace(/\./g, '\\.')} \\(commit ([0-9a-f]{40}|unknown)\\)$`));
   });
 
+  it('--list-keys lists the dialect\'s keys with their environment variables', async () => {
+    const peer = runCli(['--list-keys']);
+    expect((await peer.exited).code).toBe(0);
+    expect(peer.stdout()).toMatch(/^operations\.listenAddress {2}\(CORE_OPERATIONS_LISTENADDRESS, string, default 127\.0\.0\.1:9443\)$/m);
+    const orderer = runCli(['--list-keys', '--dialect', 'orderer']);
+    expect((await orderer.exited).code).toBe(0);
+    expect(orderer.stdout()).toMatch(/^Metrics\.Statsd\.WriteInterval {2}\(ORDERER_METRICS_STATSD_WRITEINTERVAL, string, default 30s\)$/m);
+  });
+
   it('an unknown option exits 2 with a one-line reason', async () => {
     const run = runCli(['--bogus']);
     expect((await run.exited).code).toBe(2);
