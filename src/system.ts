@@ -46,6 +46,7 @@ export class OperationsSystem {
   readonly configSource: string;
   readonly logging: LoggingSystem;
   readonly health: HealthService;
+  readonly version: VersionDocument;
   private readonly metricsSystem: MetricsSystem;
   private readonly serviceMetrics: ServiceMetrics;
   private readonly logger: Logger;
@@ -79,8 +80,6 @@ export class OperationsSystem {
     });
     this.version = version;
   }
-
-  readonly version: VersionDocument;
 
   static async start(options: StartOptions = {}): Promise<OperationsSystem> {
     let config = options.config;
