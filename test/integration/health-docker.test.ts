@@ -1,39 +1,22 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { startOperationsSystem, type OperationsSystem } from '../../src';
-import { createContainerRuntimeChecker, type ContainerRuntimeConfig } from '../../src/health/container-runtime';
+import { createContainerRuntimeChecker } from '../../src/health/container-runtime';
 import { DockerChecker } from '../../src/health/docker-checker';
 import { CaptureLoggers } from '../support/capture-logger';
-import { testConfig } from '../support/config';
+import { containerRuntimeConfig, testConfig } from '../support/config';
 import { PrivateDockerd } from '../support/dockerd';
 import { request } from '../support/http';
 import { LogCapture } from '../support/log-capture';
 import { createTestPki, type TestPki } from '../support/pki';
+import { freePort } from '../support/ports';
 
 const jsonEnv = { FABRIC_LOGGING_FORMAT: 'json' };
 const sampleCoreYaml = path.resolve(__dirname, '../../../shared/fixtures/fabric-sampleconfig/core.yaml');
 const never = new AbortController().signal;
 
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-function runtimeConfig(overrides: Partial<ContainerRuntimeConfig>): ContainerRuntimeConfig {
-  return {
-    type: 'docker',
-    endpoint: '',
-    requiredConditions: ['RuntimeReady', 'NetworkReady'],
-    dockerTls: { enabled: false, caFile: '', certFile: '', keyFile: '' },
-    ...overrides,
-  };
-}
 
 /**
  * Against a private Docker engine started by this file (its own socket, data and exec roots,
@@ -81,7 +64,7 @@ describe('health against a private Docker engine', () => {
 
     it('is what type auto finds on a Docker socket, and it says so', async () => {
       const loggers = new CaptureLoggers();
-      const runtime = await createContainerRuntimeChecker(runtimeConfig({ type: 'auto', endpoint: dockerd.endpoint }), loggers);
+      const runtime = await createContainerRuntimeChecker(containerRuntimeConfig({ type: 'auto', endpoint: dockerd.endpoint }), loggers);
       expect(runtime?.component).toBe('docker');
       expect(loggers.find('info', /^container runtime type auto: unix:\/\/\S+ is a Docker Engine \S+ \(API 1\.\d+\); registering the docker checker$/)).toHaveLength(1);
       await expect(runtime?.checker.check(never)).resolves.toEqual({ ok: true });

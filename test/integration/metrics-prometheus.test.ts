@@ -12,7 +12,7 @@ import { testConfig } from '../support/config';
 import { request, type HttpAnswer } from '../support/http';
 import { createTestPki, type TestPki } from '../support/pki';
 import { requireCommand } from '../support/prerequisites';
-import { freeTcpPort } from '../support/statsd-daemon';
+import { freeTcpPort } from '../support/ports';
 
 let pki: TestPki;
 let system: OperationsSystem;

@@ -15,13 +15,12 @@ import { requireCommand } from '../support/prerequisites';
 import { testConfig } from '../support/config';
 import {
   daemonConfig,
-  freeTcpPort,
-  freeUdpPort,
   readReceived,
   waitForReceived,
   waitUntilListening,
   type StatsdNetwork,
 } from '../support/statsd-daemon';
+import { freeTcpPort, freeUdpPort } from '../support/ports';
 
 // Before testcontainers is loaded (it is imported in beforeAll): never look for a gateway
 // by pulling an image, never start the reaper.

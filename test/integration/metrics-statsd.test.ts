@@ -4,7 +4,8 @@ import { StatsdMetricsSystem } from '../../src/metrics/statsd/system';
 import type { NormalisedConfig } from '../../src/config/types';
 import { CaptureLoggers } from '../support/capture-logger';
 import { testConfig } from '../support/config';
-import { freePort, StatsdDaemon, type StatsdNetwork } from '../support/statsd-daemon';
+import { freePort } from '../support/ports';
+import { StatsdDaemon, type StatsdNetwork } from '../support/statsd-daemon';
 import { FakeScheduler } from '../unit/metrics/fake-scheduler';
 
 function statsdConfig(network: StatsdNetwork, port: number, writeIntervalMs: number, prefix = ''): NormalisedConfig['metrics'] {

@@ -56,3 +56,10 @@ function merge(base: Record<string, unknown>, overrides: Record<string, unknown>
 export function testConfig(overrides: DeepPartial<NormalisedConfig> = {}): NormalisedConfig {
   return merge(baseTestConfig() as unknown as Record<string, unknown>, overrides as Record<string, unknown>) as unknown as NormalisedConfig;
 }
+
+/** A container-runtime section: the Docker checker on the default endpoint, plus overrides. */
+export function containerRuntimeConfig(
+  overrides: Partial<NormalisedConfig['health']['containerRuntime']> = {},
+): NormalisedConfig['health']['containerRuntime'] {
+  return { ...baseTestConfig().health.containerRuntime, type: 'docker', ...overrides };
+}

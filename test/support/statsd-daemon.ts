@@ -5,6 +5,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { freePort, freeTcpPort } from './ports';
 
 /**
  * The StatsD reference daemon (npm `statsd`) run by a test: on free ports, over UDP or
@@ -95,33 +96,6 @@ export async function waitForReceived<T>(
     }
     await new Promise((r) => setTimeout(r, 50));
   }
-}
-
-export function freeTcpPort(host = '127.0.0.1'): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, host, () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolvePort(port));
-    });
-  });
-}
-
-export function freeUdpPort(host = '127.0.0.1'): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const socket = dgram.createSocket('udp4');
-    socket.once('error', reject);
-    socket.bind(0, host, () => {
-      const { port } = socket.address();
-      socket.close(() => resolvePort(port));
-    });
-  });
-}
-
-/** A free port of the kind the network needs. */
-export function freePort(network: StatsdNetwork): Promise<number> {
-  return network === 'udp' ? freeUdpPort() : freeTcpPort();
 }
 
 export interface DaemonConfigOptions {

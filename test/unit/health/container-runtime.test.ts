@@ -5,6 +5,7 @@ import path from 'node:path';
 import { ConfigError } from '../../../src/errors';
 import { createContainerRuntimeChecker, type ContainerRuntimeChecker, type ContainerRuntimeConfig } from '../../../src/health/container-runtime';
 import { CaptureLoggers } from '../../support/capture-logger';
+import { containerRuntimeConfig } from '../../support/config';
 
 let dir: string;
 const opened: ContainerRuntimeChecker[] = [];
@@ -22,18 +23,9 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-function config(overrides: Partial<ContainerRuntimeConfig>): ContainerRuntimeConfig {
-  return {
-    type: 'docker',
-    endpoint: '',
-    requiredConditions: ['RuntimeReady', 'NetworkReady'],
-    dockerTls: { enabled: false, caFile: '', certFile: '', keyFile: '' },
-    ...overrides,
-  };
-}
 
 async function create(overrides: Partial<ContainerRuntimeConfig>, loggers = new CaptureLoggers()): Promise<ContainerRuntimeChecker | null> {
-  const runtime = await createContainerRuntimeChecker(config(overrides), loggers, { probeTimeoutMs: 1000 });
+  const runtime = await createContainerRuntimeChecker(containerRuntimeConfig(overrides), loggers, { probeTimeoutMs: 1000 });
   if (runtime) opened.push(runtime);
   return runtime;
 }

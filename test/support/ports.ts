@@ -1,0 +1,30 @@
+import dgram from 'node:dgram';
+import net from 'node:net';
+
+/** Ports the OS says are free now, on loopback, for daemons a test starts. */
+export function freeTcpPort(host = '127.0.0.1'): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, host, () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+export function freeUdpPort(host = '127.0.0.1'): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const socket = dgram.createSocket('udp4');
+    socket.once('error', reject);
+    socket.bind(0, host, () => {
+      const { port } = socket.address();
+      socket.close(() => resolvePort(port));
+    });
+  });
+}
+
+/** A free port of the kind the network needs. */
+export function freePort(network: 'tcp' | 'udp' = 'tcp'): Promise<number> {
+  return network === 'udp' ? freeUdpPort() : freeTcpPort();
+}
