@@ -4,7 +4,7 @@
  * Prometheus: `namespace_subsystem_name` (empty parts left out).
  * StatsD: the metric's `statsdFormat` (default `%{#fqname}`, i.e. `namespace.subsystem.name`),
  * where `%{#namespace}`, `%{#subsystem}`, `%{#name}`, `%{#fqname}` are the name parts and
- * `%{<label>}` is that label's value with `.`, `|`, `:` and white space made `_`.
+ * `%{<label>}` is that label's value made safe for one bucket component (see escapeStatsdLabelValue).
  */
 import { MetricOptionsError } from '../errors';
 
@@ -20,9 +20,17 @@ export function joinName(parts: NameParts, separator: '_' | '.'): string {
   return [parts.namespace, parts.subsystem, parts.name].filter((part) => part !== '').join(separator);
 }
 
-/** Label values inside a StatsD bucket name: `.`, `|`, `:` and white space become `_`. */
+/**
+ * A label value as one component of a StatsD bucket name. As in Fabric, `.`, `|`, `:` and
+ * white space become `_`. Beyond Fabric, `/` too: Graphite stores a bucket as a file path, so
+ * a `/` would split the component into directories. Leading slashes are dropped first, so a
+ * path-like value names itself (`/healthz` gives `healthz`, `/a/b` gives `a_b`); a value of
+ * slashes only gives `_`, never an empty component.
+ */
 export function escapeStatsdLabelValue(value: string): string {
-  return value.replace(/[.|:\s]/g, '_');
+  const withoutLeadingSlashes = value.replace(/^\/+/, '');
+  if (withoutLeadingSlashes === '' && value !== '') return '_';
+  return withoutLeadingSlashes.replace(/[.|:\s/]/g, '_');
 }
 
 /** A compiled `statsdFormat`: the bucket name for a set of label values. */

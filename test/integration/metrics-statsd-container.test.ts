@@ -145,7 +145,7 @@ describe('StatsD daemon in a container (testcontainers)', () => {
       const received = await waitForReceived(
         () => readReceived(flushFile(), 1),
         (r) =>
-          r.counters[`${prefix}operations.requests.-healthz.200`] === 3 &&
+          r.counters[`${prefix}operations.requests.healthz.200`] === 3 &&
           r.counters[`${prefix}app.deliveries.mychannel`] === 11 &&
           r.timers[`${prefix}app.commit_seconds`] !== undefined &&
           r.gauges[`${prefix}fabric_version.${version}`] !== undefined

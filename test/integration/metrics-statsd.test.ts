@@ -52,6 +52,7 @@ describe.each(['udp', 'tcp'] as const)('StatsD over %s, against the real daemon'
     service.loggingEntriesChecked.with({ level: 'info' }).add(3);
     service.loggingEntriesChecked.with({ level: 'info' }).add(4);
     service.requests.with({ route: '/healthz', code: '503' }).add(1);
+    service.requests.with({ route: 'unmatched', code: '404' }).add(2);
     service.healthCheckStatus.with({ component: 'docker' }).set(0);
     service.healthCheckDuration.with({ component: 'docker' }).observe(0.25);
     service.healthCheckDuration.with({ component: 'docker' }).observe(1.5);
@@ -64,7 +65,10 @@ describe.each(['udp', 'tcp'] as const)('StatsD over %s, against the real daemon'
       'the health check timings',
     );
     expect(received.counters[`${prefix}logging.entries_checked.info`]).toBe(7);
-    expect(received.counters[`${prefix}operations.requests.-healthz.503`]).toBe(1);
+    // The daemon would turn a '/' into '-': the route arrives as sent, without its slash.
+    expect(received.counters[`${prefix}operations.requests.healthz.503`]).toBe(1);
+    expect(received.counters[`${prefix}operations.requests.unmatched.404`]).toBe(2);
+    expect(Object.keys(received.counters).filter((k) => k.includes('-'))).toEqual([]);
     expect(received.gauges[`${prefix}fabric_version.2_5_1`]).toBe(1);
     expect(received.gauges[`${prefix}health.check_status.docker`]).toBe(0);
     expect(received.gauges[`${prefix}queue.depth`]).toBe(-6);

@@ -23,6 +23,14 @@ describe('namer (Fabric common/metrics namer)', () => {
     ['period.period', 'period_period'],
     ['...', '___'],
     ['Ʊpsilon', 'Ʊpsilon'],
+    ['/healthz', 'healthz'],
+    ['//logspec', 'logspec'],
+    ['/a/b', 'a_b'],
+    ['a/b/', 'a_b_'],
+    ['/', '_'],
+    ['///', '_'],
+    ['/ .x', '__x'],
+    ['', ''],
   ])('label value %j becomes %j', (value, expected) => {
     expect(escapeStatsdLabelValue(value)).toBe(expected);
     const template = compileStatsdFormat('%{#fqname}.%{alpha}', parts, ['alpha'], "counter 'x'");
@@ -37,6 +45,25 @@ describe('namer (Fabric common/metrics namer)', () => {
   ])('%j: fqname %s (StatsD), %s (Prometheus)', (given, statsd, prometheus) => {
     expect(compileStatsdFormat('%{#fqname}', given, [], "counter 'x'").format({})).toBe(statsd);
     expect(joinName(given, '_')).toBe(prometheus);
+  });
+
+  test('a slash never reaches a bucket component (Graphite would split it into directories)', () => {
+    const template = compileStatsdFormat('%{#fqname}.%{route}.%{code}', { namespace: 'operations', subsystem: '', name: 'requests' }, ['route', 'code'], "counter 'x'");
+    expect(template.format({ route: '/healthz', code: '200' })).toBe('operations.requests.healthz.200');
+    expect(template.format({ route: 'unmatched', code: '404' })).toBe('operations.requests.unmatched.404');
+    expect(template.format({ route: '/', code: '404' })).toBe('operations.requests._.404');
+    for (const route of ['/healthz', '/a//b', '//x/', '/metrics']) {
+      const components = template.format({ route, code: '200' }).split('.');
+      expect(components).toHaveLength(4);
+      for (const component of components) expect(component).toMatch(/^[^/_][^/]*$/);
+    }
+  });
+
+  test('Fabric\'s own bucket names are unchanged (as the v2.4.9 peer sends them)', () => {
+    const level = compileStatsdFormat('%{#fqname}.%{level}', { namespace: 'logging', subsystem: '', name: 'entries_checked' }, ['level'], "counter 'x'");
+    expect(level.format({ level: 'info' })).toBe('logging.entries_checked.info');
+    const version = compileStatsdFormat('%{#fqname}.%{version}', { namespace: '', subsystem: '', name: 'fabric_version' }, ['version'], "gauge 'x'");
+    expect(version.format({ version: '2.4.9' })).toBe('fabric_version.2_4_9');
   });
 
   test('labels not referenced by the format do not change the name', () => {
