@@ -1,0 +1,96 @@
+/**
+ * deploy/grafana/fabric-ops-dashboard.json, statically: the datasource variable every panel
+ * uses, the job/instance variables, unique ids, a layout without overlaps, and the service's
+ * metrics it must show. Its PromQL runs against a real Prometheus in prometheus-live.test.ts.
+ */
+import { allPanels, dashboardQueries, readDashboard } from './deploy-files';
+
+const dashboard = readDashboard();
+const panels = allPanels(dashboard);
+const dataPanels = panels.filter((panel) => panel.type !== 'row');
+
+describe('the Grafana dashboard', () => {
+  test('has a datasource variable of type datasource for Prometheus', () => {
+    const variable = dashboard.templating.list.find((v) => v.name === 'datasource');
+    expect(variable).toMatchObject({ type: 'datasource', query: 'prometheus' });
+  });
+
+  test('every panel and every query uses ${datasource}', () => {
+    expect(dataPanels.length).toBeGreaterThan(10);
+    const wrong = dataPanels.flatMap((panel) => {
+      const refs = [panel.datasource, ...(panel.targets ?? []).map((target) => target.datasource)];
+      return refs
+        .filter((ref) => ref?.uid !== '${datasource}' || ref.type !== 'prometheus')
+        .map((ref) => `${panel.id} ${panel.title}: ${JSON.stringify(ref)}`);
+    });
+    expect(wrong).toEqual([]);
+    for (const variable of dashboard.templating.list.filter((v) => v.type === 'query')) {
+      expect(variable.datasource).toEqual({ type: 'prometheus', uid: '${datasource}' });
+    }
+  });
+
+  test('has job and instance variables, multi-valued, found from fabric_version', () => {
+    const byName = new Map(dashboard.templating.list.map((v) => [v.name, v]));
+    expect(byName.get('job')).toMatchObject({ type: 'query', query: 'label_values(fabric_version, job)', multi: true, includeAll: true });
+    expect(byName.get('instance')).toMatchObject({
+      type: 'query',
+      query: 'label_values(fabric_version{job=~"$job"}, instance)',
+      multi: true,
+      includeAll: true,
+    });
+  });
+
+  test('every query has an expression filtered by $job and $instance', () => {
+    const queries = dashboardQueries(dashboard);
+    expect(queries.length).toBeGreaterThanOrEqual(dataPanels.length);
+    const unfiltered = queries.filter((q) => !q.expr.includes('job=~"$job", instance=~"$instance"'));
+    expect(unfiltered).toEqual([]);
+    for (const panel of dataPanels) expect(panel.targets?.length ?? 0).toBeGreaterThan(0);
+  });
+
+  test('panel ids are unique positive integers', () => {
+    const ids = panels.map((panel) => panel.id);
+    expect(ids.every((id) => Number.isInteger(id) && id > 0)).toBe(true);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  test('panels fit the 24-column grid without overlapping', () => {
+    const overlaps: string[] = [];
+    panels.forEach((a, i) => {
+      expect(a.gridPos.x + a.gridPos.w).toBeLessThanOrEqual(24);
+      for (const b of panels.slice(i + 1)) {
+        const apart =
+          a.gridPos.x + a.gridPos.w <= b.gridPos.x || b.gridPos.x + b.gridPos.w <= a.gridPos.x ||
+          a.gridPos.y + a.gridPos.h <= b.gridPos.y || b.gridPos.y + b.gridPos.h <= a.gridPos.y;
+        if (!apart) overlaps.push(`${a.id} ${a.title} / ${b.id} ${b.title}`);
+      }
+    });
+    expect(overlaps).toEqual([]);
+  });
+
+  test('uses the schema of a current Grafana and has a stable uid', () => {
+    expect(dashboard.schemaVersion).toBeGreaterThanOrEqual(39);
+    expect(dashboard.uid).toBe('fabric-ops');
+  });
+
+  test('shows health per component, requests per route and code, logs per level, logspec changes and the process', () => {
+    const exprs = dashboardQueries(dashboard).map((q) => q.expr).join('\n');
+    for (const needed of [
+      'health_check_status',
+      'health_check_duration_seconds_bucket',
+      'by (route)',
+      'by (route, code)',
+      'logging_entries_written_total',
+      'logging_entries_checked_total',
+      'logging_spec_changes_total',
+      'process_resident_memory_bytes',
+      'process_cpu_user_seconds_total',
+      'nodejs_eventloop_lag_p99_seconds',
+      'nodejs_heap_size_used_bytes',
+      'fabric_version',
+    ]) {
+      expect(exprs).toContain(needed);
+    }
+    expect(exprs).toMatch(/sum by \(level\) \(rate\(logging_entries_written_total/);
+  });
+});
