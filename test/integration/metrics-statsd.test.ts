@@ -1,3 +1,4 @@
+import net, { type AddressInfo } from 'node:net';
 import { createMetricsSystem, type MetricsSystemDeps } from '../../src/metrics/create';
 import { createServiceMetrics } from '../../src/metrics/service-metrics';
 import { StatsdMetricsSystem } from '../../src/metrics/statsd/system';
@@ -274,6 +275,166 @@ describe('StatsD over tcp, a daemon that hangs (stops reading)', () => {
       scheduler.advance(2000);
       await stopping;
       await daemon.cleanup();
+    }
+  });
+});
+
+/** Lets socket I/O (refused or accepted connections, closes) happen between fake-clock steps. */
+function io(ms = 2): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+/** Advances the fake clock in steps, with real I/O between, until `done` or `maxMs` of fake time. */
+async function advanceUntil(scheduler: FakeScheduler, done: () => boolean, what: string, stepMs = 10, maxMs = 30_000): Promise<number> {
+  const start = scheduler.now();
+  while (!done()) {
+    if (scheduler.now() - start > maxMs) throw new Error(`${what}: not within ${maxMs} ms of fake time`);
+    scheduler.advance(stepMs);
+    await io();
+  }
+  return scheduler.now() - start;
+}
+
+function retryDelays(loggers: CaptureLoggers): number[] {
+  return loggers.find('debug', /statsd: cannot connect to tcp .* next attempt in \d+ ms/).map((e) => Number(/next attempt in (\d+) ms/.exec(e.msg)?.[1]));
+}
+
+describe('StatsD over tcp, outages logged once, warnings rate-limited, reconnection quick (injected clock, real daemon)', () => {
+  test('daemon down at start for 5 minutes at a 100 ms interval: one drop warning a minute, the recovery logged once, reconnected within 2 s', async () => {
+    const port = await freePort('tcp');
+    const scheduler = new FakeScheduler();
+    const { system, loggers } = startSystem(statsdConfig('tcp', port, 100), { statsd: { scheduler } });
+    await system.start();
+    await expect(system.opened()).resolves.toMatchObject({ reachable: false });
+    const counter = system.provider.newCounter({ name: 'c', help: 'h' });
+    for (let i = 0; i < 3000; i += 1) {
+      counter.add(1);
+      scheduler.advance(100);
+      await new Promise((r) => setImmediate(r));
+    }
+    expect(system.stats().droppedLines).toBe(3000);
+
+    const drops = loggers.find('warn', /statsd: dropped \d+ metric lines/);
+    expect(drops.map((e) => e.fields.droppedLines)).toEqual([1, 600, 600, 600, 600]);
+    expect(drops[0]?.msg).not.toMatch(/more in the last/);
+    for (const warning of drops.slice(1)) {
+      expect(warning.msg).toMatch(/lines dropped since start \(599 more in the last 60\.0 s, held back and counted here\)$/);
+    }
+
+    // Quick first retries, capped at 2 s (before: 250 ms doubling to 10 s).
+    const delays = retryDelays(loggers);
+    expect(delays[0]).toBeLessThanOrEqual(120);
+    expect(delays.length).toBeGreaterThan(140);
+    expect(Math.max(...delays)).toBeLessThanOrEqual(2000);
+
+    // The daemon comes up just after a failed attempt: the next one is at most the cap away.
+    const attempts = delays.length;
+    await advanceUntil(scheduler, () => retryDelays(loggers).length > attempts, 'the next connection attempt', 100);
+    const wait = retryDelays(loggers).at(-1) ?? Infinity;
+    // Held-back drops are reported at the next minute even when nothing new was dropped: all are accounted for.
+    const allDrops = loggers.find('warn', /statsd: dropped \d+ metric lines/);
+    expect(allDrops.map((e) => e.fields.droppedLines)).toEqual([1, 600, 600, 600, 600, 599]);
+    const daemon = await StatsdDaemon.start({ network: 'tcp', port });
+    try {
+      const tookMs = await advanceUntil(scheduler, () => system.stats().connected, 'the reconnection');
+      expect(tookMs).toBeLessThanOrEqual(Math.min(wait, 2000) + 50);
+
+      const recovered = loggers.find('info', /statsd: connected to tcp 127\.0\.0\.1:\d+ after/);
+      expect(recovered).toHaveLength(1);
+      expect(recovered[0]?.msg).toMatch(
+        /^statsd: connected to tcp 127\.0\.0\.1:\d+ after 30\d\.\d s unreachable since start; 30\d\d metric lines in 30\d\d packets dropped meanwhile, 30\d\d since start$/,
+      );
+      expect(recovered[0]?.fields.droppedLines).toBe(system.stats().droppedLines);
+
+      counter.add(7);
+      scheduler.advance(100);
+      expect(await daemon.waitFor((r) => r.counters.c, 'a value after the recovery')).toBe(7);
+      expect(loggers.find('info', /statsd: (re)?connected to/)).toHaveLength(1);
+      expect(loggers.find('warn', /statsd: dropped/)).toHaveLength(6);
+    } finally {
+      const stopping = system.stop();
+      scheduler.advance(2000);
+      await stopping;
+      await daemon.cleanup();
+    }
+  });
+
+  test('daemon stopped for 30 s: the loss and the recovery are logged once each, with the length and the drops; one drop warning', async () => {
+    const daemon = await StatsdDaemon.start({ network: 'tcp' });
+    const scheduler = new FakeScheduler();
+    const { system, loggers } = startSystem(statsdConfig('tcp', daemon.port, 100), { statsd: { scheduler } });
+    try {
+      await system.start();
+      await expect(system.opened()).resolves.toEqual({ reachable: true });
+      const counter = system.provider.newCounter({ name: 'ticks', help: 'h' });
+
+      await daemon.stop();
+      await advanceUntil(scheduler, () => !system.stats().connected, 'the client noticing the lost connection');
+      const lostAt = scheduler.now();
+      const droppedBefore = system.stats().droppedLines;
+      while (scheduler.now() - lostAt < 30_000) {
+        counter.add(1);
+        scheduler.advance(100);
+        await new Promise((r) => setImmediate(r));
+      }
+      expect(loggers.find('warn', /statsd: lost the connection to tcp 127\.0\.0\.1:\d+/)).toHaveLength(1);
+      expect(loggers.find('warn', /statsd: dropped \d+ metric lines/)).toHaveLength(1);
+
+      await daemon.restart();
+      await advanceUntil(scheduler, () => system.stats().connected, 'the reconnection');
+      const dropped = system.stats().droppedLines - droppedBefore;
+      expect(dropped).toBeGreaterThanOrEqual(299);
+      const recovered = loggers.find('info', /statsd: reconnected to tcp/);
+      expect(recovered).toHaveLength(1);
+      expect(recovered[0]?.msg).toMatch(
+        new RegExp(`^statsd: reconnected to tcp 127\\.0\\.0\\.1:${daemon.port} after 3[0-2]\\.\\d s down; ${dropped} metric lines in ${dropped} packets dropped meanwhile, \\d+ since start$`),
+      );
+
+      counter.add(5);
+      scheduler.advance(100);
+      expect(await daemon.waitFor((r) => r.counters.ticks, 'a value after the restart')).toBe(5);
+      // The outage's drops were reported by the recovery message: no drop warning after it.
+      scheduler.advance(1000);
+      expect(loggers.find('warn', /statsd: dropped/)).toHaveLength(1);
+    } finally {
+      const stopping = system.stop();
+      scheduler.advance(2000);
+      await stopping;
+      await daemon.cleanup();
+    }
+  });
+
+  test('a daemon that accepts and at once closes every connection: retried at most every 2 s, one loss warning a minute', async () => {
+    let accepted = 0;
+    const server = net.createServer((socket) => {
+      accepted += 1;
+      socket.destroy();
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as AddressInfo).port;
+    const scheduler = new FakeScheduler();
+    const { system, loggers } = startSystem(statsdConfig('tcp', port, 1000), { statsd: { scheduler } });
+    try {
+      await system.start();
+      await system.opened();
+      const start = scheduler.now();
+      while (scheduler.now() - start < 120_000) {
+        scheduler.advance(100);
+        await io();
+      }
+      // 120 s at the 2 s cap (less 20 % jitter) is at most 75 connections, plus the quick first ones.
+      expect(accepted).toBeGreaterThan(40);
+      expect(accepted).toBeLessThanOrEqual(85);
+      const lost = loggers.find('warn', /statsd: lost the connection/);
+      expect(lost.length).toBeGreaterThanOrEqual(2);
+      expect(lost.length).toBeLessThanOrEqual(3);
+      expect(lost[1]?.msg).toMatch(/ \(\d+ more in the last 6\d\.\d s, not logged\)$/);
+      expect(loggers.find('info', /statsd: (re)?connected to/).length).toBeLessThanOrEqual(3);
+    } finally {
+      const stopping = system.stop();
+      scheduler.advance(2000);
+      await stopping;
+      await new Promise((r) => server.close(r));
     }
   });
 });

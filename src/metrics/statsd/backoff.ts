@@ -7,7 +7,12 @@ export interface BackoffPolicy {
   jitter: number;
 }
 
-export const defaultBackoff: BackoffPolicy = { initialMs: 250, maxMs: 10_000, factor: 2, jitter: 0.2 };
+/**
+ * Quick first retries, so a daemon that restarts is reached again within about 100 ms, and a
+ * low cap, so one that was down for long is reached within 2 s of coming back: a refused
+ * connection attempt every 2 s costs nothing worth saving.
+ */
+export const defaultBackoff: BackoffPolicy = { initialMs: 100, maxMs: 2_000, factor: 2, jitter: 0.2 };
 
 /** Delay before reconnect attempt `failures` (1 for the first retry). */
 export function backoffDelay(policy: BackoffPolicy, failures: number, random: () => number): number {

@@ -6,8 +6,9 @@ import type { BackoffPolicy } from './backoff';
 import { packEntries } from './packer';
 import { StatsdProvider } from './provider';
 import { TcpTransport } from './tcp-transport';
-import type { Reachability, StatsdTransport } from './transport';
+import type { ConnectionChange, Reachability, StatsdTransport } from './transport';
 import { UdpTransport } from './udp-transport';
+import { formatDuration, WarningLimiter } from './warning-limiter';
 
 export interface StatsdTuning {
   scheduler: Scheduler;
@@ -18,6 +19,8 @@ export interface StatsdTuning {
   probeTimeoutMs: number;
   maxPendingBytes: number;
   maxTimingsPerSeries: number;
+  /** Repeated warnings of one kind (drops, lost connections) are logged at most this often; default 60 s. */
+  warningIntervalMs: number;
 }
 
 export interface StatsdSystemOptions extends Partial<StatsdTuning> {
@@ -57,10 +60,21 @@ interface DropReport {
   reason: string;
 }
 
+/** The daemon unreachable (TCP: not connected) since `since`; drop totals then, for the recovery message. */
+interface Outage {
+  since: number;
+  atStart: boolean;
+  droppedLines: number;
+  droppedPackets: number;
+  /** Whether its start was logged (a rate-limited loss is not, and then neither is its end). */
+  announced: boolean;
+}
+
 /**
  * Provider `statsd` with its lifecycle: values aggregate in memory and are flushed every
  * writeInterval and on stop. A daemon that is down never blocks or fails anything: start
- * warns, what cannot be sent is dropped, counted and reported in one warning per interval.
+ * warns, what cannot be sent is dropped, counted and reported (at most one warning a minute),
+ * and over TCP the end of an outage is logged once with its length and what it dropped.
  */
 export class StatsdMetricsSystem implements MetricsSystem {
   readonly provider: StatsdProvider;
@@ -74,10 +88,14 @@ export class StatsdMetricsSystem implements MetricsSystem {
   private stopping: Promise<void> | null = null;
   private readonly totals = { flushes: 0, sentPackets: 0, sentLines: 0, droppedPackets: 0, droppedLines: 0, rejected: 0 };
   private sinceReport: DropReport = { packets: 0, lines: 0, rejected: 0, reason: '' };
+  private readonly warnings: WarningLimiter;
+  private startedAt = 0;
+  private outage: Outage | null = null;
 
   constructor(private readonly options: StatsdSystemOptions) {
     this.scheduler = options.scheduler ?? realScheduler;
     this.logger = options.loggers.getLogger('metrics.statsd');
+    this.warnings = new WarningLimiter(options.warningIntervalMs ?? 60_000);
     this.aggregator = new StatsdAggregator({
       prefix: options.prefix,
       maxTimingsPerSeries: options.maxTimingsPerSeries,
@@ -99,6 +117,7 @@ export class StatsdMetricsSystem implements MetricsSystem {
         random: options.random,
         connectTimeoutMs: options.connectTimeoutMs,
         maxPendingBytes: options.maxPendingBytes,
+        onConnectionChange: (change) => this.onConnectionChange(change),
       });
     }
     return new UdpTransport({
@@ -117,10 +136,14 @@ export class StatsdMetricsSystem implements MetricsSystem {
   start(): Promise<void> {
     if (this.opening || this.stopping) return Promise.resolve();
     const { description } = this.transport;
+    this.startedAt = this.scheduler.now();
     this.opening = this.transport.open().then((reachability) => {
       if (reachability.reachable) {
         this.logger.info(`statsd: sending metrics to ${description} every ${this.options.writeIntervalMs} ms`);
       } else {
+        if (!this.transport.connected && this.outage === null) {
+          this.outage = { since: this.startedAt, atStart: true, announced: true, droppedLines: 0, droppedPackets: 0 };
+        }
         this.logger.warn(
           `statsd: the daemon at ${description} is unreachable (${reachability.reason}); metrics are dropped until it answers`,
           { address: description, reason: reachability.reason },
@@ -162,21 +185,61 @@ export class StatsdMetricsSystem implements MetricsSystem {
     this.reportDrops();
   }
 
-  /** One warning for everything dropped since the last one. */
-  private reportDrops(): void {
+  private onConnectionChange(change: ConnectionChange): void {
+    const { description } = this.transport;
+    const now = this.scheduler.now();
+    if (!change.connected) {
+      const allowed = this.warnings.take('lost', now);
+      const { droppedLines, droppedPackets } = this.totals;
+      this.outage = { since: now, atStart: false, announced: allowed !== null, droppedLines, droppedPackets };
+      if (allowed) {
+        this.logger.warn(
+          `statsd: lost the connection to ${description} (${change.reason}); metrics are dropped until it is back; reconnecting with backoff${suppressedNote(allowed, 'not logged')}`,
+          { address: description, reason: change.reason, suppressedWarnings: allowed.suppressed },
+        );
+      }
+      return;
+    }
+    const outage = this.outage;
+    if (outage === null) return;
+    this.outage = null;
+    if (!outage.announced) return;
+    // The recovery message accounts for what the outage dropped: no separate drop warning for it.
+    this.sinceReport = { ...this.sinceReport, packets: 0, lines: 0 };
+    const lines = this.totals.droppedLines - outage.droppedLines;
+    const packets = this.totals.droppedPackets - outage.droppedPackets;
+    const downMs = now - outage.since;
+    const what = outage.atStart ? `connected to ${description} after ${formatDuration(downMs)} unreachable since start` : `reconnected to ${description} after ${formatDuration(downMs)} down`;
+    this.logger.info(`statsd: ${what}; ${lines} metric lines in ${packets} packets dropped meanwhile, ${this.totals.droppedLines} since start`, {
+      address: description,
+      downMs,
+      droppedLines: lines,
+      droppedPackets: packets,
+      totalDroppedLines: this.totals.droppedLines,
+    });
+  }
+
+  /**
+   * One warning for everything dropped since the last one, at most one a warning interval
+   * (what is held back is added to the next); `force` on stop.
+   */
+  private reportDrops(force = false): void {
     const report = this.sinceReport;
     if (report.lines === 0 && report.rejected === 0) return;
+    const allowed = this.warnings.take('drops', this.scheduler.now()) ?? (force ? { suppressed: 0, sinceMs: 0 } : null);
+    if (allowed === null) return;
     this.sinceReport = { packets: 0, lines: 0, rejected: 0, reason: '' };
     const parts: string[] = [];
     if (report.lines > 0) {
       parts.push(`dropped ${report.lines} metric lines in ${report.packets} packets for ${this.transport.description} (${report.reason})`);
     }
     if (report.rejected > 0) parts.push(`dropped ${report.rejected} negative histogram observations (not a StatsD timing)`);
-    this.logger.warn(`statsd: ${parts.join('; ')}; ${this.totals.droppedLines} lines dropped since start`, {
+    this.logger.warn(`statsd: ${parts.join('; ')}; ${this.totals.droppedLines} lines dropped since start${suppressedNote(allowed, 'held back and counted here')}`, {
       droppedLines: report.lines,
       droppedPackets: report.packets,
       rejectedObservations: report.rejected,
       totalDroppedLines: this.totals.droppedLines,
+      suppressedWarnings: allowed.suppressed,
     });
   }
 
@@ -188,7 +251,7 @@ export class StatsdMetricsSystem implements MetricsSystem {
       if (!this.opening) return;
       this.flush();
       await this.transport.close();
-      this.reportDrops();
+      this.reportDrops(true);
     })();
     return this.stopping;
   }
@@ -207,4 +270,10 @@ export class StatsdMetricsSystem implements MetricsSystem {
       rejectedObservations: this.totals.rejected,
     };
   }
+}
+
+/** What a rate-limited warning adds when others were held back since the last one logged. */
+function suppressedNote(allowed: { suppressed: number; sinceMs: number }, what: 'not logged' | 'held back and counted here'): string {
+  if (allowed.suppressed === 0) return '';
+  return ` (${allowed.suppressed} more in the last ${formatDuration(allowed.sinceMs)}, ${what})`;
 }

@@ -5,7 +5,7 @@ import { backoffDelay, defaultBackoff, type BackoffPolicy } from './backoff';
 import { HotShotsWire } from './hot-shots-wire';
 import { tcpWriteBytes, type Packet } from './packer';
 import { PendingWrites } from './pending-writes';
-import type { Reachability, StatsdTransport } from './transport';
+import type { ConnectionChange, Reachability, StatsdTransport } from './transport';
 import { formatAddress } from './udp-transport';
 
 export interface TcpTransportOptions {
@@ -22,6 +22,8 @@ export interface TcpTransportOptions {
   maxPendingBytes?: number;
   /** How long close() waits for pending writes; default 1000 ms. */
   closeTimeoutMs?: number;
+  /** Told of every connection made and every established one lost (the owner logs them). */
+  onConnectionChange?: (change: ConnectionChange) => void;
 }
 
 type State = 'idle' | 'connecting' | 'connected' | 'waiting' | 'closed';
@@ -29,7 +31,9 @@ type State = 'idle' | 'connecting' | 'connected' | 'waiting' | 'closed';
 /**
  * A TCP connection to the daemon through hot-shots, supervised: while it is not connected
  * packets are dropped at once (the caller counts them); a lost or refused connection is
- * retried with exponential backoff, for as long as the transport is open.
+ * retried with exponential backoff, for as long as the transport is open. The backoff starts
+ * again from its first delay only once a connection has held for the backoff's cap, so a
+ * daemon that accepts and at once closes connections is not hammered.
  */
 export class TcpTransport implements StatsdTransport {
   readonly description: string;
@@ -40,6 +44,7 @@ export class TcpTransport implements StatsdTransport {
   private failures = 0;
   private lastError = '';
   private everConnected = false;
+  private connectedAt = 0;
   private retryTimer: Cancellable | null = null;
   private connectTimer: Cancellable | null = null;
   private firstOutcome: ((reachability: Reachability) => void) | null = null;
@@ -144,15 +149,13 @@ export class TcpTransport implements StatsdTransport {
     if (this.wire !== wire || this.state !== 'connecting') return;
     this.connectTimer?.cancel();
     this.state = 'connected';
-    this.failures = 0;
+    this.connectedAt = this.options.scheduler.now();
     this.pending = this.newPendingWrites();
-    if (this.everConnected) {
-      this.reconnects += 1;
-      this.options.logger.info(`statsd: reconnected to ${this.description}`);
-    }
+    if (this.everConnected) this.reconnects += 1;
     this.everConnected = true;
     this.lastError = '';
     this.settleFirstOutcome({ reachable: true });
+    this.options.onConnectionChange?.({ connected: true });
   }
 
   /** The socket closed (refused, reset, timed out, or ended by the daemon): retry after a backoff. */
@@ -164,12 +167,11 @@ export class TcpTransport implements StatsdTransport {
     const wasConnected = this.state === 'connected';
     this.state = 'waiting';
     if (!this.lastError) this.lastError = 'connection closed by the daemon';
+    if (wasConnected && this.options.scheduler.now() - this.connectedAt >= this.backoff.maxMs) this.failures = 0;
     this.failures += 1;
     const delay = backoffDelay(this.backoff, this.failures, this.options.random ?? Math.random);
     if (wasConnected) {
-      this.options.logger.warn(
-        `statsd: lost the connection to ${this.description} (${this.lastError}); metrics are dropped until it is back; reconnecting with backoff`,
-      );
+      this.options.onConnectionChange?.({ connected: false, reason: this.lastError });
     } else {
       this.options.logger.debug(`statsd: cannot connect to ${this.description} (${this.lastError}); next attempt in ${delay} ms`);
     }

@@ -2,6 +2,9 @@ import type { Packet } from './packer';
 
 export type Reachability = { reachable: true } | { reachable: false; reason: string };
 
+/** A connection made (every time, the first included), or an established one lost. */
+export type ConnectionChange = { connected: true } | { connected: false; reason: string };
+
 /** Where flushed packets go. Implementations never throw and never queue without bound. */
 export interface StatsdTransport {
   /** `udp 127.0.0.1:8125`, for messages. */

@@ -1,5 +1,6 @@
 import { formatStatsdNumber, StatsdAggregator } from '../../../src/metrics/statsd/aggregator';
 import { backoffDelay, defaultBackoff } from '../../../src/metrics/statsd/backoff';
+import { formatDuration, WarningLimiter } from '../../../src/metrics/statsd/warning-limiter';
 import { packEntries, safeUdpPacketBytes, type Packet } from '../../../src/metrics/statsd/packer';
 import { StatsdMetricsSystem } from '../../../src/metrics/statsd/system';
 import type { Reachability, StatsdTransport } from '../../../src/metrics/statsd/transport';
@@ -165,7 +166,7 @@ describe('StatsD aggregation: what is on the wire after a sequence of calls and 
     byRoute.with({ route: 'two' }).add(2);
     scheduler.advance(10_000);
     expect(transport.take()).toEqual([
-      'peer0.operations.requests./logspec.200:2|c',
+      'peer0.operations.requests.logspec.200:2|c',
       'peer0.operations.requests.a_b_c.404:1|c',
       'peer0.plain:3|c',
     ]);
@@ -222,7 +223,7 @@ describe('StatsD aggregation: what is on the wire after a sequence of calls and 
     expect(transport.take()).toEqual([]);
   });
 
-  test('a daemon that cannot be reached: start warns, packets are dropped, counted and reported once per interval', async () => {
+  test('a daemon that cannot be reached: start warns, packets are dropped, counted and reported at most once a minute', async () => {
     const { scheduler, transport, system, provider, loggers } = setup();
     transport.refuse = 'connect ECONNREFUSED 127.0.0.1:8125';
     await system.start();
@@ -240,14 +241,23 @@ describe('StatsD aggregation: what is on the wire after a sequence of calls and 
     expect(stats.droppedLines).toBe(intervals * 100);
     expect(stats.sentLines).toBe(0);
     expect(stats.heldObservations).toBe(0);
-    const drops = loggers.find('warn', /statsd: dropped 100 metric lines in \d+ packets for udp test:8125 \(connect ECONNREFUSED/);
-    expect(drops).toHaveLength(intervals);
+    const dropWarnings = (): { droppedLines: unknown; msg: string }[] =>
+      loggers.find('warn', /statsd: dropped \d+ metric lines in \d+ packets for udp test:8125 \(connect ECONNREFUSED/).map((e) => ({ droppedLines: e.fields.droppedLines, msg: e.msg }));
+    // At 10 s, then every 60 s (six intervals each) up to 1990 s; the last 100 lines are held back.
+    const drops = dropWarnings();
+    expect(drops.map((d) => d.droppedLines)).toEqual([100, ...Array<number>(33).fill(600)]);
+    expect(drops[0]?.msg).toMatch(/; 100 lines dropped since start$/);
+    for (const drop of drops.slice(1)) expect(drop.msg).toMatch(/ lines dropped since start \(5 more in the last 60\.0 s, held back and counted here\)$/);
 
     transport.refuse = null;
     counter.with({ n: '1' }).add(7);
     scheduler.advance(10_000);
     expect(transport.take()).toEqual(['c.1:7|c']);
     await system.stop();
+    // Stopping reports what was held back: every dropped line is in a warning.
+    const all = dropWarnings().map((d) => Number(d.droppedLines));
+    expect(all).toHaveLength(35);
+    expect(all.reduce((a, b) => a + b, 0)).toBe(intervals * 100);
   });
 });
 
@@ -281,10 +291,34 @@ describe('reconnect backoff', () => {
   test('doubles from the initial delay up to the cap, with jitter around it', () => {
     const middle = (): number => 0.5;
     const delays = [1, 2, 3, 4, 5, 6, 7, 8].map((n) => backoffDelay(defaultBackoff, n, middle));
-    expect(delays).toEqual([250, 500, 1000, 2000, 4000, 8000, 10000, 10000]);
-    expect(backoffDelay(defaultBackoff, 1, () => 0)).toBe(200);
-    expect(backoffDelay(defaultBackoff, 1, () => 1)).toBe(300);
-    expect(backoffDelay(defaultBackoff, 20, () => 1)).toBe(10000);
+    expect(delays).toEqual([100, 200, 400, 800, 1600, 2000, 2000, 2000]);
+    expect(backoffDelay(defaultBackoff, 1, () => 0)).toBe(80);
+    expect(backoffDelay(defaultBackoff, 1, () => 1)).toBe(120);
+    expect(backoffDelay(defaultBackoff, 20, () => 0)).toBe(1600);
+    expect(backoffDelay(defaultBackoff, 20, () => 1)).toBe(2000);
+    expect(backoffDelay(defaultBackoff, 10_000, () => 1)).toBe(2000);
+  });
+});
+
+describe('warning limiter', () => {
+  test('one warning of a kind per interval, with the number held back since the last one', () => {
+    const limiter = new WarningLimiter(60_000);
+    expect(limiter.take('drops', 0)).toEqual({ suppressed: 0, sinceMs: 0 });
+    expect(limiter.take('drops', 100)).toBeNull();
+    expect(limiter.take('drops', 59_999)).toBeNull();
+    expect(limiter.take('lost', 59_999)).toEqual({ suppressed: 0, sinceMs: 0 });
+    expect(limiter.take('drops', 60_000)).toEqual({ suppressed: 2, sinceMs: 60_000 });
+    expect(limiter.take('drops', 200_000)).toEqual({ suppressed: 0, sinceMs: 140_000 });
+  });
+
+  test.each([
+    [0, '0 ms'],
+    [950, '950 ms'],
+    [1000, '1.0 s'],
+    [61_540, '61.5 s'],
+    [3_600_000, '3600.0 s'],
+  ])('%p ms reads %s', (ms, text) => {
+    expect(formatDuration(ms)).toBe(text);
   });
 });
 
