@@ -1,0 +1,327 @@
+/**
+ * deploy/ against a real Prometheus: the shipped prometheus.yml (paths and target pointed at a
+ * test PKI and a running fabric-ops, intervals shortened) passes `promtool check config`, scrapes
+ * /metrics over mutual TLS and loads alert-rules.yaml; while the test causes traffic (requests
+ * to every route, refused ones, logspec changes, log lines at every level, a failing checker),
+ * every PromQL expression of the Grafana dashboard returns data, the variables find the job and
+ * the instance, and the alerts for the failing checker and the 401s go pending.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { parse, stringify } from 'yaml';
+import { startOperationsSystem, type OperationsSystem } from '../../src';
+import { testConfig } from '../support/config';
+import { request } from '../support/http';
+import { createTestPki, type TestPki } from '../support/pki';
+import { freeTcpPort } from '../support/ports';
+import { requireCommand } from '../support/prerequisites';
+import { dashboardQueries, prometheusConfigFile, readDashboard, rulesFile, run } from './deploy-files';
+
+const queries = dashboardQueries(readDashboard());
+
+interface ScrapeConfig {
+  job_name: string;
+  scheme: string;
+  tls_config: Record<string, string>;
+  static_configs: { targets: string[]; labels?: Record<string, string> }[];
+}
+interface PrometheusConfig {
+  global: Record<string, string>;
+  rule_files: string[];
+  scrape_configs: ScrapeConfig[];
+}
+interface VectorSample {
+  metric: Record<string, string>;
+  value: [number, string];
+}
+interface ActiveAlert {
+  labels: Record<string, string>;
+  state: string;
+}
+
+let pki: TestPki;
+let system: OperationsSystem;
+let dir: string;
+let prometheus: ChildProcess | null = null;
+let prometheusOutput = '';
+let api: string;
+let target: string;
+let traffic: NodeJS.Timeout | undefined;
+const trafficErrors: string[] = [];
+
+/** One round of everything the dashboard shows. */
+async function causeTraffic(round: number): Promise<void> {
+  const ca = pki.serverCA.certPem;
+  const client = pki.client;
+  const expect = async (what: string, answer: Promise<{ status: number }>, status: number): Promise<void> => {
+    const got = (await answer).status;
+    if (got !== status) trafficErrors.push(`${what}: ${got}, expected ${status}`);
+  };
+  await expect('GET /healthz', request(`${system.url}/healthz`, { ca }), 503);
+  await expect('GET /version', request(`${system.url}/version`, { ca }), 200);
+  await expect('GET /logspec', request(`${system.url}/logspec`, { ca, client }), 200);
+  const spec = round % 2 === 0 ? 'deploytest=debug:info' : 'info';
+  await expect('PUT /logspec', request(`${system.url}/logspec`, { ca, client, method: 'PUT', body: JSON.stringify({ spec }) }), 204);
+  await expect('PUT /logspec (invalid)', request(`${system.url}/logspec`, { ca, client, method: 'PUT', body: '{"spec":"Debug"}' }), 400);
+  await expect('GET /metrics without a client certificate', request(`${system.url}/metrics`, { ca }), 401);
+  await expect('GET /nowhere', request(`${system.url}/nowhere`, { ca }), 404);
+  const log = system.getLogger('deploytest');
+  log.debug('a debug line', { round });
+  log.info('an info line', { round });
+  log.warn('a warning', { round });
+  log.error('an error', { round });
+}
+
+function startTraffic(): void {
+  let round = 0;
+  let busy = false;
+  traffic = setInterval(() => {
+    if (busy) return;
+    busy = true;
+    causeTraffic(round++)
+      .catch((error: Error) => trafficErrors.push(error.message))
+      .finally(() => (busy = false));
+  }, 200);
+}
+
+/** The shipped prometheus.yml, checked for its shape, with only paths, target and intervals changed. */
+function testPrometheusConfig(shipped: PrometheusConfig): PrometheusConfig {
+  const config = structuredClone(shipped);
+  const job = config.scrape_configs[0];
+  if (!job) throw new Error('prometheus.yml has no scrape job');
+  job.tls_config.ca_file = pki.serverCA.cert;
+  job.tls_config.cert_file = pki.client.cert;
+  job.tls_config.key_file = pki.client.key;
+  job.tls_config.server_name = 'localhost';
+  job.static_configs = [{ targets: [target] }];
+  config.global = { ...config.global, scrape_interval: '1s', scrape_timeout: '1s', evaluation_interval: '1s' };
+  return config;
+}
+
+async function apiGet<T>(path: string): Promise<T> {
+  const answer = await request(`${api}${path}`);
+  if (answer.status !== 200) throw new Error(`Prometheus ${path}: ${answer.status} ${answer.body}`);
+  return (answer.json as { data: T }).data;
+}
+
+async function poll<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  for (;;) {
+    if (prometheus?.exitCode !== null) throw new Error(`prometheus exited (${String(prometheus?.exitCode)}): ${prometheusOutput}`);
+    try {
+      const result = await probe();
+      if (result !== undefined) return result;
+      last = 'no data yet';
+    } catch (error) {
+      last = (error as Error).message;
+    }
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms (${last})`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/** What Grafana sends for `$job` / `$instance` with one value selected: regex-escaped, then escaped for a PromQL string. */
+function promqlRegexValue(value: string): string {
+  return value.replace(/[\\^$*+?.()|[\]{}]/g, '\\$&').replace(/\\/g, '\\\\');
+}
+
+/** The dashboard's variables and Grafana's interval macros, as Grafana would fill them with a 1 s scrape interval. */
+function expand(expr: string): string {
+  const expanded = expr
+    .replaceAll('$__rate_interval', '5s')
+    .replaceAll('$job', promqlRegexValue('fabric-ops'))
+    .replaceAll('$instance', promqlRegexValue(target));
+  if (expanded.includes('$')) throw new Error(`unexpanded variable in ${expr}`);
+  return expanded;
+}
+
+/**
+ * The label values a query grouped by that label must show, given the traffic of causeTraffic:
+ * with a status-code filter exactly the routes that answered that code, else at least these.
+ */
+function expectedLabelValues(expr: string): Record<string, string[]> {
+  const expected: Record<string, string[]> = {};
+  if (/by \([^)]*\broute\b/.test(expr)) {
+    if (expr.includes('code="401"')) expected.route = ['/metrics'];
+    else if (expr.includes('code=~"4..|5.."')) expected.route = ['/healthz', '/logspec', '/metrics', 'unmatched'];
+    else expected.route = ['/healthz', '/logspec', '/metrics', '/version', 'unmatched'];
+  }
+  if (/by \([^)]*\bcode\b/.test(expr)) expected.code = ['200', '204', '400', '401', '404', '503'];
+  if (/by \([^)]*\blevel\b/.test(expr)) expected.level = ['debug', 'error', 'info', 'warn'];
+  if (/by \([^)]*\bcomponent\b/.test(expr) || /^health_check_status\{/.test(expr)) expected.component = ['gossip', 'ledger'];
+  return expected;
+}
+
+beforeAll(async () => {
+  requireCommand('prometheus');
+  pki = await createTestPki();
+  system = await startOperationsSystem({
+    config: testConfig({
+      operations: {
+        tls: {
+          enabled: true,
+          certFile: pki.server.cert,
+          keyFile: pki.server.key,
+          // Off so that a request without a certificate reaches the server and is answered 401.
+          clientAuthRequired: false,
+          clientRootCAFiles: [pki.clientCA.cert],
+        },
+      },
+      metrics: { provider: 'prometheus' },
+    }),
+    logStream: new PassThrough().resume(),
+  });
+  system.registerChecker('ledger', { check: async () => ({ ok: false, reason: 'ledger is rebuilding' }) });
+  system.registerChecker('gossip', { check: async () => ({ ok: true }) });
+  target = `127.0.0.1:${new URL(system.url).port}`;
+  startTraffic();
+
+  dir = await mkdtemp(join(tmpdir(), 'fabric-ops-deploy-'));
+  const shipped = parse(await readFile(prometheusConfigFile, 'utf8')) as PrometheusConfig;
+  await writeFile(join(dir, 'prometheus.yml'), stringify(testPrometheusConfig(shipped)));
+  await copyFile(rulesFile, join(dir, 'alert-rules.yaml'));
+
+  const apiPort = await freeTcpPort();
+  api = `http://127.0.0.1:${apiPort}`;
+  prometheus = spawn(
+    'prometheus',
+    [`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${apiPort}`],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  const keep = (chunk: Buffer): void => {
+    prometheusOutput = (prometheusOutput + chunk.toString()).slice(-8192);
+  };
+  prometheus.stdout?.on('data', keep);
+  prometheus.stderr?.on('data', keep);
+});
+
+afterAll(async () => {
+  if (traffic) clearInterval(traffic);
+  const child = prometheus;
+  if (child && child.exitCode === null) {
+    await new Promise<void>((done) => {
+      child.once('exit', () => done());
+      child.kill('SIGTERM');
+    });
+  }
+  await system?.stop();
+  await pki?.cleanup();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe('deploy/prometheus/prometheus.yml', () => {
+  test('keeps its mTLS scrape job: scheme https, tls_config with the three files and server_name, rules beside it', async () => {
+    const shipped = parse(await readFile(prometheusConfigFile, 'utf8')) as PrometheusConfig;
+    expect(shipped.rule_files).toEqual(['alert-rules.yaml']);
+    expect(shipped.scrape_configs).toHaveLength(1);
+    const job = shipped.scrape_configs[0];
+    expect(job?.job_name).toContain('fabric-ops');
+    expect(job?.scheme).toBe('https');
+    expect(Object.keys(job?.tls_config ?? {}).sort()).toEqual(['ca_file', 'cert_file', 'key_file', 'server_name']);
+  });
+
+  test('passes `promtool check config` with its files present (and the rules it loads)', async () => {
+    const result = await run('promtool', ['check', 'config', join(dir, 'prometheus.yml')]);
+    expect(result.output).toContain('SUCCESS: 1 rule files found');
+    expect(result.code).toBe(0);
+  });
+
+  test('scrapes fabric-ops over mutual TLS: the target is up', async () => {
+    interface Target {
+      health: string;
+      lastError: string;
+      scrapeUrl: string;
+      labels: Record<string, string>;
+    }
+    const found = await poll('a successful scrape', async () => {
+      const data = await apiGet<{ activeTargets: Target[] }>('/api/v1/targets');
+      const first = data.activeTargets[0];
+      if (first?.health === 'down') throw new Error(`scrape failed: ${first.lastError}`);
+      return first?.health === 'up' ? first : undefined;
+    });
+    expect(found.scrapeUrl).toBe(`${system.url}/metrics`);
+    expect(found.labels).toMatchObject({ job: 'fabric-ops', instance: target });
+  });
+});
+
+describe('the Grafana dashboard against the real Prometheus', () => {
+  test('the job and instance variables find the running service', async () => {
+    const jobs = await poll('job values', async () => {
+      const values = await apiGet<string[]>(`/api/v1/label/job/values?match[]=${encodeURIComponent('fabric_version')}`);
+      return values.length > 0 ? values : undefined;
+    });
+    expect(jobs).toEqual(['fabric-ops']);
+    const instances = await apiGet<string[]>(`/api/v1/label/instance/values?match[]=${encodeURIComponent('fabric_version{job=~"fabric-ops"}')}`);
+    expect(instances).toEqual([target]);
+  });
+
+  test.each(queries.map((q) => [q.panel, q.refId, q.expr] as const))('panel %s, query %s returns data: %s', async (_panel, _refId, expr) => {
+    const query = expand(expr);
+    const result = await poll(query, async () => {
+      const data = await apiGet<{ resultType: string; result: VectorSample[] }>(`/api/v1/query?query=${encodeURIComponent(query)}`);
+      return data.result.length > 0 ? data.result : undefined;
+    });
+    const values = result.map((sample) => Number(sample.value[1]));
+    expect(values.every((value) => Number.isFinite(value))).toBe(true);
+    for (const [label, expected] of Object.entries(expectedLabelValues(expr))) {
+      const seen = [...new Set(result.map((sample) => sample.metric[label]))].sort();
+      expect({ label, seen }).toEqual({ label, seen: expect.arrayContaining(expected) });
+      if (label === 'component' || expr.includes('code=')) expect({ label, seen }).toEqual({ label, seen: expected });
+    }
+    expect(trafficErrors).toEqual([]);
+  });
+
+  test('the health and up panels show what the service reports', async () => {
+    const valueOf = async (expr: string): Promise<Record<string, string>> => {
+      const data = await apiGet<{ result: VectorSample[] }>(`/api/v1/query?query=${encodeURIComponent(expand(expr))}`);
+      return Object.fromEntries(data.result.map((sample) => [sample.metric.component ?? sample.metric.__name__ ?? '', sample.value[1]]));
+    };
+    const exprs = new Set(queries.map((q) => q.expr));
+    const up = 'up{job=~"$job", instance=~"$instance"}';
+    const failing = 'sum(1 - health_check_status{job=~"$job", instance=~"$instance"})';
+    const status = 'health_check_status{job=~"$job", instance=~"$instance"}';
+    for (const expr of [up, failing, status]) expect(exprs).toContain(expr);
+    expect(await valueOf(up)).toEqual({ up: '1' });
+    expect(await valueOf(failing)).toEqual({ '': '1' });
+    expect(await valueOf(status)).toEqual({ gossip: '1', ledger: '0' });
+  });
+});
+
+describe('deploy/prometheus/alert-rules.yaml loaded by the real Prometheus', () => {
+  test('every rule evaluates without error', async () => {
+    interface Rule {
+      name: string;
+      health: string;
+      lastError?: string;
+    }
+    const rules = await poll('evaluated rules', async () => {
+      const data = await apiGet<{ groups: { name: string; rules: Rule[] }[] }>('/api/v1/rules');
+      const all = data.groups.flatMap((group) => group.rules);
+      return all.length > 0 && all.every((rule) => rule.health !== 'unknown') ? all : undefined;
+    });
+    expect(rules.map((rule) => [rule.name, rule.health, rule.lastError ?? '']).sort()).toEqual([
+      ['FabricOpsHealthCheckFailing', 'ok', ''],
+      ['FabricOpsMetricsUnauthorized', 'ok', ''],
+      ['FabricOpsTargetDown', 'ok', ''],
+    ]);
+  });
+
+  test('the failing checker and the refused /metrics requests raise their alerts (pending); the up target does not', async () => {
+    const alerts = await poll('pending alerts', async () => {
+      const data = await apiGet<{ alerts: ActiveAlert[] }>('/api/v1/alerts');
+      const names = new Set(data.alerts.map((alert) => alert.labels.alertname));
+      return names.has('FabricOpsHealthCheckFailing') && names.has('FabricOpsMetricsUnauthorized') ? data.alerts : undefined;
+    });
+    const summary = alerts
+      .map((alert) => ({ alertname: alert.labels.alertname, component: alert.labels.component, instance: alert.labels.instance, state: alert.state }))
+      .sort((a, b) => String(a.alertname).localeCompare(String(b.alertname)));
+    expect(summary).toEqual([
+      { alertname: 'FabricOpsHealthCheckFailing', component: 'ledger', instance: target, state: 'pending' },
+      { alertname: 'FabricOpsMetricsUnauthorized', component: undefined, instance: target, state: 'pending' },
+    ]);
+  });
+});
