@@ -1,10 +1,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { parseDocument } from 'yaml';
 import { ConfigError } from '../errors';
 import { dialectDefinition, normaliseConfig } from './normalise';
 import { dialects, type Dialect, type NormalisedConfig } from './types';
 import { describeFileError } from '../file-errors';
+import { parseConfigYaml } from './yaml';
 
 export interface LoadConfigOptions {
   /** A core.yaml or orderer.yaml; relative to the working directory. */
@@ -57,8 +57,7 @@ function checkDialectMatches(document: unknown, file: string, dialect: Dialect):
   }
 }
 
-
-/** Reads and parses a YAML file; ConfigError naming the path (and the line of a YAML error). */
+/** Reads and parses a YAML file as Fabric's reader does; ConfigError naming the path (and the line of a YAML problem). */
 function readYamlFile(file: string): unknown {
   let text: string;
   try {
@@ -66,20 +65,7 @@ function readYamlFile(file: string): unknown {
   } catch (error) {
     throw new ConfigError([`config file ${file}: cannot be read: ${describeFileError(error)}`]);
   }
-  const document = parseDocument(text);
-  if (document.errors.length > 0) {
-    const lines = text.split(/\r?\n/);
-    throw new ConfigError(
-      document.errors.map((error) => {
-        const reason = (error.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:$/, '');
-        const position = error.linePos?.[0];
-        if (!position) return `config file ${file}: not valid YAML: ${reason}`;
-        const line = lines[position.line - 1] ?? '';
-        return `config file ${file}: not valid YAML at line ${position.line}, column ${position.col}: ${reason} (${JSON.stringify(line)})`;
-      }),
-    );
-  }
-  return document.toJS({ maxAliasCount: 1000 }) as unknown;
+  return parseConfigYaml(text, file);
 }
 
 function loadFile(file: string, dialect: Dialect | undefined, env: NodeJS.ProcessEnv): LoadedConfig {

@@ -110,13 +110,36 @@ function lookup(document: unknown, path: string): Lookup {
 
 type Read = { ok: true; value: SettingValue } | { ok: false; problem: string };
 
+/** Go's strconv.ParseBool: what viper (peer) and mapstructure (orderer) accept in a string, environment variables included. */
+export const goBoolSpellings = {
+  true: ['1', 't', 'T', 'TRUE', 'true', 'True'],
+  false: ['0', 'f', 'F', 'FALSE', 'false', 'False'],
+} as const;
+
+/** YAML 1.1 booleans as go-yaml v2 resolves them (unquoted only). */
+export const yaml11BoolSpellings = {
+  true: ['y', 'Y', 'yes', 'Yes', 'YES', 'true', 'True', 'TRUE', 'on', 'On', 'ON'],
+  false: ['n', 'N', 'no', 'No', 'NO', 'false', 'False', 'FALSE', 'off', 'Off', 'OFF'],
+} as const;
+
+export function parseGoBool(text: string): boolean | null {
+  if ((goBoolSpellings.true as readonly string[]).includes(text)) return true;
+  if ((goBoolSpellings.false as readonly string[]).includes(text)) return false;
+  return null;
+}
+
+const yamlBooleanSpellings =
+  `accepted: ${[...new Set([...yaml11BoolSpellings.true, ...goBoolSpellings.true])].join(', ')} (true), ` +
+  `${[...new Set([...yaml11BoolSpellings.false, ...goBoolSpellings.false])].join(', ')} (false); ` +
+  'quoted, only 1, t, T, TRUE, true, True, 0, f, F, FALSE, false, False';
+
 function scalarToString(value: unknown): string | null {
   if (typeof value === 'string') return value;
   if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
   return null;
 }
 
-/** A YAML value for a leaf, converted as viper does (scalars to strings, `"true"` to true, a string to a whitespace-separated list). */
+/** A YAML value for a leaf, converted as viper does (scalars to strings, `"true"` and `"1"` to true, a string to a whitespace-separated list). */
 function readYamlValue(kind: SettingKind, value: unknown): Read {
   switch (kind) {
     case 'string': {
@@ -125,8 +148,13 @@ function readYamlValue(kind: SettingKind, value: unknown): Read {
     }
     case 'boolean': {
       if (typeof value === 'boolean') return { ok: true, value };
-      if (typeof value === 'string' && /^(true|false)$/i.test(value)) return { ok: true, value: value.toLowerCase() === 'true' };
-      return { ok: false, problem: `must be true or false; got ${describeYamlValue(value)}` };
+      // viper and mapstructure cast a string with strconv.ParseBool, an integer as != 0 (only 0 and 1 are taken here).
+      if (typeof value === 'string') {
+        const parsed = parseGoBool(value);
+        if (parsed !== null) return { ok: true, value: parsed };
+      }
+      if (value === 0 || value === 1) return { ok: true, value: value === 1 };
+      return { ok: false, problem: `must be true or false; got ${describeYamlValue(value)}; ${yamlBooleanSpellings}` };
     }
     case 'list': {
       if (typeof value === 'string') return { ok: true, value: splitWhitespace(value) };
@@ -168,10 +196,12 @@ function readEnvironmentValue(kind: SettingKind, text: string): Read {
   switch (kind) {
     case 'string':
       return { ok: true, value: text };
-    case 'boolean':
-      return /^(true|false)$/i.test(text.trim())
-        ? { ok: true, value: text.trim().toLowerCase() === 'true' }
-        : { ok: false, problem: `${JSON.stringify(text)} is not true or false` };
+    case 'boolean': {
+      const parsed = parseGoBool(text);
+      return parsed === null
+        ? { ok: false, problem: `${JSON.stringify(text)} is not true or false; accepted: ${goBoolSpellings.true.join(', ')} (true), ${goBoolSpellings.false.join(', ')} (false)` }
+        : { ok: true, value: parsed };
+    }
     case 'list':
       return { ok: true, value: parseEnvironmentList(text) };
   }

@@ -1,18 +1,19 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { parse } from 'yaml';
 import { normaliseConfig } from '../../../src/config/normalise';
+import { parseConfigYaml } from '../../../src/config/yaml';
 import type { Dialect, NormalisedConfig } from '../../../src/config/types';
 import { ConfigError } from '../../../src/errors';
 
 export const sampleConfigDir = '/work/shared/fixtures/fabric-sampleconfig';
 
-/** Normalises YAML text as if read from /etc/hyperledger/fabric/<file>. */
+/** Normalises YAML text as if read from /etc/hyperledger/fabric/<file> (parsed as the loader parses files). */
 export function normaliseYaml(dialect: Dialect, yamlText: string, env: Record<string, string> = {}): NormalisedConfig {
   const configDir = '/etc/hyperledger/fabric';
   const fileName = dialect === 'peer' ? 'core.yaml' : 'orderer.yaml';
-  return normaliseConfig({ dialect, document: parse(yamlText) as unknown, env, configDir, configFile: path.join(configDir, fileName) });
+  const configFile = path.join(configDir, fileName);
+  return normaliseConfig({ dialect, document: parseConfigYaml(yamlText, configFile), env, configDir, configFile });
 }
 
 /** The problems of the ConfigError `action` throws; fails the test when it throws nothing or something else. */

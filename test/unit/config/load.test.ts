@@ -99,7 +99,11 @@ describe('loadConfig with a config file', () => {
     ]);
     const mixed = writeFile(dir, 'mixed.yaml', 'operations: {}\nOperations: {}\n');
     expect(problemsOf(() => loadConfig({ configFile: mixed, env: {} }))).toEqual([
-      `${mixed}: cannot tell whether this is a peer core.yaml or an orderer orderer.yaml (top-level keys operations, Operations); pass --dialect peer or --dialect orderer`,
+      `config file ${mixed}: the document: keys "operations" and "Operations" are one key to Fabric's reader, which ignores case and keeps either value; keep one`,
+    ]);
+    const both = writeFile(dir, 'both.yaml', 'operations: {}\nGeneral: {}\n');
+    expect(problemsOf(() => loadConfig({ configFile: both, env: {} }))).toEqual([
+      `${both}: cannot tell whether this is a peer core.yaml or an orderer orderer.yaml (top-level keys operations, General); pass --dialect peer or --dialect orderer`,
     ]);
     const empty = writeFile(dir, 'empty.yaml', '');
     expect(problemsOf(() => loadConfig({ configFile: empty, env: {} }))).toEqual([

@@ -62,13 +62,23 @@ Operations: { ListenAddress: ":7443", Unknown: [1, 2] }
     expect(config.operations.listen).toEqual({ host: '', port: 7443 });
   });
 
-  it('matches keys case-insensitively, as viper does, an exact match winning', () => {
+  it('matches keys case-insensitively, as viper does', () => {
     const config = normaliseYaml('peer', `
-operations: { ListenAddress: "127.0.0.1:1111", TLS: { Enabled: false } }
-metrics: { Provider: prometheus, provider: statsd }
+operations: { ListenAddress: "127.0.0.1:1111", TLS: { Enabled: true, CERT: { file: c }, Key: { FILE: k }, clientrootcas: { Files: [ca] } } }
+metrics: { Provider: statsd }
 `);
     expect(config.operations.listen.port).toBe(1111);
+    expect(config.operations.tls).toMatchObject({ enabled: true, certFile: '/etc/hyperledger/fabric/c', keyFile: '/etc/hyperledger/fabric/k' });
     expect(config.metrics.provider).toBe('statsd');
+  });
+
+  it('refuses two keys that differ only in case (viper folds them into one and keeps either value)', () => {
+    expect(problemsOf(() => normaliseYaml('peer', 'metrics: { Provider: prometheus, provider: statsd }\n'))).toEqual([
+      'config file /etc/hyperledger/fabric/core.yaml: metrics: keys "Provider" and "provider" are one key to Fabric\'s reader, which ignores case and keeps either value; keep one',
+    ]);
+    expect(problemsOf(() => normaliseYaml('orderer', 'Operations: { TLS: { Enabled: true, enabled: false } }\n'))).toEqual([
+      'config file /etc/hyperledger/fabric/orderer.yaml: Operations.TLS: keys "Enabled" and "enabled" are one key to Fabric\'s reader, which ignores case and keeps either value; keep one',
+    ]);
   });
 
   it('converts scalars as viper does: numbers to strings, "true"/"false" strings to booleans, a string to a whitespace-separated list', () => {
@@ -280,11 +290,12 @@ describe('environment overrides, named as Fabric names them', () => {
   });
 
   it('an environment value that does not parse names the variable and the key', () => {
+    const accepted = 'accepted: 1, t, T, TRUE, true, True (true), 0, f, F, FALSE, false, False (false)';
     expect(problemsOf(() => normaliseYaml('peer', '', { CORE_OPERATIONS_TLS_ENABLED: 'yes' }))).toEqual([
-      'CORE_OPERATIONS_TLS_ENABLED (operations.tls.enabled): "yes" is not true or false',
+      `CORE_OPERATIONS_TLS_ENABLED (operations.tls.enabled): "yes" is not true or false; ${accepted}`,
     ]);
-    expect(problemsOf(() => normaliseYaml('orderer', '', { ORDERER_OPERATIONS_TLS_CLIENTAUTHREQUIRED: '1' }))).toEqual([
-      'ORDERER_OPERATIONS_TLS_CLIENTAUTHREQUIRED (Operations.TLS.ClientAuthRequired): "1" is not true or false',
+    expect(problemsOf(() => normaliseYaml('orderer', '', { ORDERER_OPERATIONS_TLS_CLIENTAUTHREQUIRED: ' true' }))).toEqual([
+      `ORDERER_OPERATIONS_TLS_CLIENTAUTHREQUIRED (Operations.TLS.ClientAuthRequired): " true" is not true or false; ${accepted}`,
     ]);
   });
 
@@ -382,6 +393,10 @@ describe('health: the container runtime', () => {
   });
 });
 
+const yamlBooleans =
+  'accepted: y, Y, yes, Yes, YES, true, True, TRUE, on, On, ON, 1, t, T (true), n, N, no, No, NO, false, False, FALSE, off, Off, OFF, 0, f, F (false); ' +
+  'quoted, only 1, t, T, TRUE, true, True, 0, f, F, FALSE, false, False';
+
 describe('problems, one line each, naming the dialect\'s own key', () => {
   it.each([
     ['peer', 'operations: { tls: { enabled: true, key: { file: k }, clientRootCAs: { files: [ca] } } }', 'operations.tls.cert.file: required when operations.tls.enabled is true'],
@@ -399,8 +414,9 @@ describe('problems, one line each, naming the dialect\'s own key', () => {
     ['peer', 'metrics: { provider: statsd, statsd: { address: "127.0.0.1:0" } }', 'metrics.statsd.address: port 0 in "127.0.0.1:0" is not in 1..65535'],
     ['peer', 'metrics: { provider: statsd, statsd: { address: "127.0.0.1:65536" } }', 'metrics.statsd.address: port 65536 in "127.0.0.1:65536" is not in 1..65535'],
     ['peer', 'operations: { listenAddress: [a, b] }', 'operations.listenAddress: must be a string; got a list'],
-    ['orderer', 'Operations: { TLS: { Enabled: yes } }', 'Operations.TLS.Enabled: must be true or false; got "yes"'],
-    ['orderer', 'Operations: { TLS: { Enabled: 1 } }', 'Operations.TLS.Enabled: must be true or false; got number 1'],
+    ['orderer', 'Operations: { TLS: { Enabled: "yes" } }', `Operations.TLS.Enabled: must be true or false; got "yes"; ${yamlBooleans}`],
+    ['orderer', 'Operations: { TLS: { Enabled: 2 } }', `Operations.TLS.Enabled: must be true or false; got number 2; ${yamlBooleans}`],
+    ['peer', 'operations: { tls: { enabled: 0.5 } }', `operations.tls.enabled: must be true or false; got number 0.5; ${yamlBooleans}`],
     ['peer', 'operations: { tls: { clientRootCAs: { files: { a: b } } } }', 'operations.tls.clientRootCAs.files: must be a list; got a mapping'],
     ['orderer', 'Operations: { TLS: { ClientRootCAs: [ok.crt, [nested]] } }', 'Operations.TLS.ClientRootCAs: item 2 must be a string; got a list'],
     ['peer', 'operations: { tls: { cert: tls/server.crt } }', 'operations.tls.cert: must be a mapping; got "tls/server.crt"'],
@@ -445,8 +461,8 @@ vm: { docker: [] }
       ),
     );
     expect(problems).toEqual([
-      'operations.tls.clientAuthRequired: must be true or false; got "maybe"',
-      'CORE_OPERATIONS_TLS_REQUIREDEDICATEDCA (operations.tls.requireDedicatedCA): "sometimes" is not true or false',
+      `operations.tls.clientAuthRequired: must be true or false; got "maybe"; ${yamlBooleans}`,
+      'CORE_OPERATIONS_TLS_REQUIREDEDICATEDCA (operations.tls.requireDedicatedCA): "sometimes" is not true or false; accepted: 1, t, T, TRUE, true, True (true), 0, f, F, FALSE, false, False (false)',
       'vm.docker: must be a mapping; got a list',
       'operations.listenAddress: "9443" is not host:port',
       'operations.tls.cert.file: required when operations.tls.enabled is true',
