@@ -1,13 +1,61 @@
-# fabric-ops container. Build with `make image`, which compiles dist/ and installs the production
-# dependencies into .image/node_modules first. NODE_IMAGE is any Node.js >= 22.22 image; the default
-# is the official one, `make image` on a machine without a registry passes a locally built base.
+# fabric-ops container image. `docker build .` works anywhere a registry is reachable; `make image`
+# passes the version, commit and date (and, on a machine without an image registry, a local base).
+#
+#   NODE_IMAGE           Node.js >= 22.22 image with npm, for the build and the runtime stages
+#   NPM_CONFIG_REGISTRY  npm registry the build installs from
+#   VERSION, GIT_COMMIT, BUILD_DATE, SOURCE_URL  OCI labels; GIT_COMMIT is also what /version answers
+#
+# The process runs as UID:GID 10001:10001 (no passwd entry needed), reads nothing but its own files
+# and the configuration, so it runs with a read-only root filesystem, and handles SIGTERM itself as
+# PID 1 (exit status 0 after a clean stop).
 ARG NODE_IMAGE=node:24-bookworm-slim
+
+# All dependencies, from the lock.
+FROM ${NODE_IMAGE} AS deps
+ARG NPM_CONFIG_REGISTRY=https://registry.npmjs.org/
+WORKDIR /build
+COPY package.json package-lock.json ./
+# `npm ci` when the lock is complete. A lock written against a registry that lacks other platforms'
+# optional binaries (see the Makefile) is refused by `npm ci` ("Missing: ... from lock file"); only
+# then install the same locked versions with `npm install --no-save`. Any other failure fails the build.
+RUN npm ci --no-audit --no-fund 2>/tmp/npm-ci.log \
+    || { grep -q 'from lock file' /tmp/npm-ci.log \
+         && echo 'npm ci refused the lock (other platforms optional binaries missing); npm install --no-save' >&2 \
+         && npm install --no-save --no-audit --no-fund; } \
+    || { cat /tmp/npm-ci.log >&2; exit 1; }
+
+# Production dependencies only (optional ones kept: bunyan and hot-shots use them when present).
+FROM deps AS prod-deps
+RUN npm prune --omit=dev --no-audit --no-fund
+
+# dist/ compiled with the dev dependencies; the commit is baked into dist/build-info.json.
+FROM deps AS build
+COPY tsconfig.json tsconfig.build.json ./
+COPY scripts/copy-assets.js scripts/
+COPY src src
+ARG GIT_COMMIT=unknown
+RUN FABRIC_OPS_COMMIT="${GIT_COMMIT}" npm run build
+
 FROM ${NODE_IMAGE}
-ENV NODE_ENV=production
+ENV NODE_ENV=production \
+    FABRIC_CFG_PATH=/etc/hyperledger/fabric
 WORKDIR /opt/fabric-ops
+COPY --from=prod-deps /build/node_modules ./node_modules
 COPY package.json ./
-COPY .image/node_modules ./node_modules
-COPY dist ./dist
-USER 1000:1000
+COPY --from=build /build/dist ./dist
+COPY docker/core.yaml /etc/hyperledger/fabric/core.yaml
+USER 10001:10001
 EXPOSE 9443
+STOPSIGNAL SIGTERM
 ENTRYPOINT ["node", "/opt/fabric-ops/dist/cli.js"]
+ARG VERSION=unknown
+ARG GIT_COMMIT=unknown
+ARG BUILD_DATE=unknown
+ARG SOURCE_URL=unknown
+LABEL org.opencontainers.image.title="fabric-ops" \
+      org.opencontainers.image.description="Operations service for Hyperledger Fabric peers and orderers: log levels, health, metrics and version over mutual TLS" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${GIT_COMMIT}" \
+      org.opencontainers.image.created="${BUILD_DATE}" \
+      org.opencontainers.image.source="${SOURCE_URL}" \
+      org.opencontainers.image.licenses="Apache-2.0"

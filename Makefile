@@ -1,9 +1,11 @@
 # The two commands of the README: `make run` and `make test`.
 NODE := $(shell scripts/node24.sh)
 # Base image for `make image`; real users: make image NODE_IMAGE=node:24-bookworm-slim
+# (the default is the base scripts/build-node-base.sh makes for machines without an image registry).
 NODE_IMAGE ?= fabric-ops/node-base:24
+IMAGE ?= fabric-ops:latest
 
-.PHONY: run test build deps prereqs bench image clean
+.PHONY: run test build deps prereqs bench image compose-pki compose-images compose-up clean
 
 # `npm install --no-save` rather than `npm ci`: it installs the locked versions but, unlike
 # `npm ci`, tolerates a registry that lacks other platforms' optional binaries (unrs-resolver's).
@@ -32,11 +34,29 @@ bench: deps prereqs
 	$(NODE) .tmp/bench-build/bench/metrics.js
 	$(NODE) .tmp/bench-build/bench/health.js
 
-image: build
-	rm -rf .image && mkdir -p .image && cp package.json package-lock.json .image/
-	cd .image && npm install --no-save --omit=dev --no-audit --no-fund --ignore-scripts
-	scripts/build-node-base.sh
-	DOCKER_BUILDKIT=0 docker build --network host --build-arg NODE_IMAGE=$(NODE_IMAGE) -t fabric-ops:latest .
+# The container image (Dockerfile: npm ci and tsc inside the build). The legacy builder and the
+# host network: it works where BuildKit is missing and npm reaches the registry only from the host.
+image:
+	if [ "$(NODE_IMAGE)" = fabric-ops/node-base:24 ]; then scripts/build-node-base.sh; fi
+	DOCKER_BUILDKIT=0 docker build --network host \
+	  --build-arg NODE_IMAGE=$(NODE_IMAGE) \
+	  --build-arg NPM_CONFIG_REGISTRY="$$(npm config get registry 2>/dev/null || echo https://registry.npmjs.org/)" \
+	  --build-arg VERSION="$$(sed -n 's/^  "version": "\(.*\)",$$/\1/p' package.json)" \
+	  --build-arg GIT_COMMIT="$$(git rev-parse HEAD 2>/dev/null || echo unknown)" \
+	  --build-arg BUILD_DATE="$$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
+	  --build-arg SOURCE_URL="$$(git remote get-url origin 2>/dev/null || echo unknown)" \
+	  -t $(IMAGE) .
+
+# docker-compose.yml: its throwaway PKI, the local images it needs without a registry, and `up`.
+COMPOSE ?= $(shell docker compose version >/dev/null 2>&1 && echo 'docker compose' || echo docker-compose)
+compose-pki:
+	scripts/compose-pki.sh
+
+compose-images: image
+	scripts/build-compose-images.sh
+
+compose-up: compose-pki compose-images
+	FABRIC_OPS_IMAGE=$(IMAGE) NODE_IMAGE=$(NODE_IMAGE) PROMETHEUS_IMAGE=fabric-ops/prometheus:local $(COMPOSE) up
 
 clean:
 	rm -rf dist .tools .image
