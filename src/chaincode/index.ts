@@ -1,0 +1,168 @@
+/**
+ * fabric-ops inside a Node.js chaincode run as a service (fabric-shim's server mode): the
+ * operations endpoints (/metrics, /healthz, /logspec, /version) in the chaincode's own
+ * process, with the transaction metrics, the chaincode server's health and the shim's
+ * logging under the Fabric logging specification. Loaded as `fabric-ops/chaincode`; the rest
+ * of fabric-ops does not depend on fabric-shim.
+ */
+import { ConfigError, DuplicateCheckerError, FabricOpsError, LogSpecError } from '../errors';
+import type { HealthChecker } from '../health/types';
+import { LoggingSystem, type LogFormat } from '../logging/logging-system';
+import { parseLogSpec, type LogSpec } from '../logging/spec';
+import type { Logger } from '../logging/types';
+import { OperationsSystem, type StartOptions } from '../system';
+import { installServerHook } from './server-hook';
+import { ChaincodeServerState } from './server-state';
+import { chaincodeConfigEnv, chaincodeHealthSettings, type ChaincodeHealthOptions } from './settings';
+import { ShimLogGovernor } from './shim-logging';
+import type { ShimModule, ShimServerClass, WinstonLoggerModule } from './shim-types';
+import { createTransactionMetrics, TransactionInstrument } from './transactions';
+
+export { chaincodeEnv, defaultRegistrationTimeoutMs, defaultStuckTimeoutMs, type ChaincodeHealthOptions } from './settings';
+export { durationBuckets, unknownName, type Outcome } from './transactions';
+export { fabricLoggerName } from './logger-names';
+
+/** The health checker's component name in /healthz. */
+export const chaincodeComponent = 'chaincode';
+
+export interface ChaincodeOperationsOptions extends Omit<StartOptions, 'logging'>, ChaincodeHealthOptions {
+  /**
+   * Called when the operations service cannot start (bad configuration, port in use); the
+   * chaincode server then refuses to start too. Default: one `fabric-ops: <problem>` line per
+   * problem on stderr.
+   */
+  onStartError?: (error: unknown) => void;
+}
+
+export interface ChaincodeOperations {
+  /** Resolves once the operations server listens; rejects when it cannot start. */
+  readonly ready: Promise<OperationsSystem>;
+  /** The running system (metrics provider, URL); throws before `ready` has resolved. */
+  readonly system: OperationsSystem;
+  /** A logger ruled by the logging specification, usable at once. */
+  getLogger(name: string): Logger;
+  /** Adds a checker to /healthz (a database, an external API); before start it is registered at start. */
+  registerChecker(component: string, checker: HealthChecker): void;
+  /** Stops the operations server and gives fabric-shim its own server() and loggers back. */
+  stop(): Promise<void>;
+}
+
+/** Logging whose spec changes are passed on to fabric-shim's and fabric-contract-api's loggers. */
+class ChaincodeLogging extends LoggingSystem {
+  private listener: ((spec: LogSpec) => void) | null = null;
+
+  onSpecChange(listener: (spec: LogSpec) => void): void {
+    this.listener = listener;
+  }
+
+  override setSpec(spec: string): ReturnType<LoggingSystem['setSpec']> {
+    const change = super.setSpec(spec);
+    this.listener?.(parseLogSpec(change.current));
+    return change;
+  }
+}
+
+function loggingFromEnvironment(env: NodeJS.ProcessEnv, stream: NodeJS.WritableStream | undefined): ChaincodeLogging {
+  const spec = env.FABRIC_LOGGING_SPEC ?? 'info';
+  const format: LogFormat = env.FABRIC_LOGGING_FORMAT === 'json' ? 'json' : 'text';
+  try {
+    return new ChaincodeLogging({ spec, format, ...(stream === undefined ? {} : { stream }) });
+  } catch (error) {
+    if (error instanceof LogSpecError) throw new LogSpecError(`FABRIC_LOGGING_SPEC: ${error.message}`);
+    throw error;
+  }
+}
+
+function reportStartError(error: unknown): void {
+  const lines = error instanceof ConfigError ? error.problems : [error instanceof FabricOpsError || error instanceof Error ? error.message : String(error)];
+  for (const line of lines) process.stderr.write(`fabric-ops: ${line}\n`);
+}
+
+function loadOptional<T>(id: string): T | null {
+  try {
+    return require(id) as T;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND') return null;
+    throw error;
+  }
+}
+
+let enabled = false;
+
+/**
+ * Starts the operations service in this chaincode process and hooks fabric-shim. Call it once,
+ * before fabric-shim's server is created: at the top of the module that exports the
+ * contracts (`fabric-chaincode-node server` loads it first), or before `shim.server(...)`.
+ */
+export function enableChaincodeOperations(options: ChaincodeOperationsOptions = {}): ChaincodeOperations {
+  if (enabled) throw new FabricOpsError('fabric-ops chaincode operations are already enabled in this process');
+  const env = options.env ?? process.env;
+  const settings = chaincodeHealthSettings(options, env);
+  const logging = loggingFromEnvironment(env, options.logStream);
+  const governor = new ShimLogGovernor(parseLogSpec(logging.getSpec()));
+  logging.onSpecChange((spec) => governor.setSpec(spec));
+
+  const shim = require('fabric-shim') as ShimModule;
+  const ServerClass = require('fabric-shim/lib/server.js') as ShimServerClass;
+  governor.install('shim', require('fabric-shim/lib/logger.js') as WinstonLoggerModule);
+  const contractApiLogger = loadOptional<WinstonLoggerModule>('fabric-contract-api/lib/logger.js');
+  if (contractApiLogger !== null) governor.install('contractapi', contractApiLogger);
+  enabled = true;
+
+  const instrument = new TransactionInstrument();
+  const state = new ChaincodeServerState(settings);
+  const pendingCheckers = new Map<string, HealthChecker>();
+  let system: OperationsSystem | null = null;
+
+  const { onStartError, registrationTimeoutMs: _r, stuckTimeoutMs: _s, ...startOptions } = options;
+  const ready = OperationsSystem.start({
+    ...startOptions,
+    env: chaincodeConfigEnv(env, options.config !== undefined || (options.configFile ?? '') !== ''),
+    logging,
+  }).then(async (started) => {
+    try {
+      instrument.attach(createTransactionMetrics(started.metrics));
+      started.registerChecker(chaincodeComponent, { check: async () => state.check(instrument.oldest()) });
+      for (const [component, checker] of pendingCheckers) started.registerChecker(component, checker);
+    } catch (error) {
+      await started.stop(0);
+      throw error;
+    }
+    pendingCheckers.clear();
+    system = started;
+    return started;
+  });
+  ready.catch(onStartError ?? reportStartError);
+
+  const uninstallHook = installServerHook(shim, ServerClass, {
+    state,
+    logger: logging.getLogger('chaincode'),
+    wrapChaincode: (chaincode) => instrument.wrap(chaincode),
+    beforeStart: async () => {
+      await ready;
+    },
+  });
+
+  return {
+    ready,
+    get system(): OperationsSystem {
+      if (system === null) throw new FabricOpsError('the operations service has not started yet; await ready first');
+      return system;
+    },
+    getLogger: (name) => logging.getLogger(name),
+    registerChecker(component, checker) {
+      if (system !== null) return system.registerChecker(component, checker);
+      if (pendingCheckers.has(component) || component === chaincodeComponent) {
+        throw new DuplicateCheckerError(`a health checker named "${component}" is already registered`);
+      }
+      pendingCheckers.set(component, checker);
+    },
+    async stop() {
+      uninstallHook();
+      governor.uninstall();
+      enabled = false;
+      const running = await ready.catch(() => null);
+      await running?.stop();
+    },
+  };
+}

@@ -1,0 +1,54 @@
+import { parsePositiveDurationMs } from '../config/values';
+import { ConfigError } from '../errors';
+import type { ChaincodeHealthSettings } from './server-state';
+
+/** Environment variables of the chaincode health check (Go durations). */
+export const chaincodeEnv = {
+  registrationTimeout: 'FABRIC_OPS_CHAINCODE_REGISTRATION_TIMEOUT',
+  stuckTimeout: 'FABRIC_OPS_CHAINCODE_STUCK_TIMEOUT',
+} as const;
+
+export const defaultRegistrationTimeoutMs = 60_000;
+export const defaultStuckTimeoutMs = 60_000;
+
+export interface ChaincodeHealthOptions {
+  /** Default: $FABRIC_OPS_CHAINCODE_REGISTRATION_TIMEOUT, else 60 s. */
+  registrationTimeoutMs?: number;
+  /** Default: $FABRIC_OPS_CHAINCODE_STUCK_TIMEOUT, else 60 s. */
+  stuckTimeoutMs?: number;
+}
+
+/** Options win over the environment; a value that is not a positive duration is a ConfigError naming it. */
+export function chaincodeHealthSettings(options: ChaincodeHealthOptions, env: NodeJS.ProcessEnv): ChaincodeHealthSettings {
+  const problems: string[] = [];
+  const pick = (given: number | undefined, variable: string, fallback: number, option: string): number => {
+    if (given !== undefined) {
+      if (Number.isInteger(given) && given > 0) return given;
+      problems.push(`${option}: must be a positive whole number of milliseconds; got ${String(given)}`);
+      return fallback;
+    }
+    const text = env[variable];
+    if (text === undefined || text === '') return fallback;
+    const parsed = parsePositiveDurationMs(text);
+    if (parsed.ok) return parsed.value;
+    problems.push(`${variable}: ${parsed.problem}`);
+    return fallback;
+  };
+  const settings = {
+    registrationTimeoutMs: pick(options.registrationTimeoutMs, chaincodeEnv.registrationTimeout, defaultRegistrationTimeoutMs, 'registrationTimeoutMs'),
+    stuckTimeoutMs: pick(options.stuckTimeoutMs, chaincodeEnv.stuckTimeout, defaultStuckTimeoutMs, 'stuckTimeoutMs'),
+  };
+  if (problems.length > 0) throw new ConfigError(problems);
+  return settings;
+}
+
+/**
+ * Defaults of the chaincode integration where they differ from the peer's sample
+ * core.yaml: metrics on /metrics (`prometheus`), and no container-runtime checker (a
+ * chaincode pod has no Docker socket). They apply only with the embedded defaults (no
+ * config file, no FABRIC_CFG_PATH); explicit CORE_* variables still win.
+ */
+export function chaincodeConfigEnv(env: NodeJS.ProcessEnv, hasConfigFile: boolean): NodeJS.ProcessEnv {
+  if (hasConfigFile || (env.FABRIC_CFG_PATH !== undefined && env.FABRIC_CFG_PATH !== '')) return env;
+  return { CORE_METRICS_PROVIDER: 'prometheus', CORE_OPERATIONS_HEALTHCHECK_CONTAINERRUNTIME_TYPE: 'none', ...env };
+}

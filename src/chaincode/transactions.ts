@@ -1,0 +1,190 @@
+import { performance } from 'node:perf_hooks';
+import type { Counter, Gauge, Histogram, MetricsProvider } from '../metrics/types';
+import type { ContractChaincode, ShimChaincode, ShimResponse, ShimStub } from './shim-types';
+
+/**
+ * Transaction metrics of a chaincode, taken where fabric-shim hands every transaction to the
+ * chaincode (its `Init` / `Invoke`), so that nothing changes in the contract's functions and
+ * every outcome is seen: fabric-contract-api's `afterTransaction` is not called when a
+ * function throws, and a thrown error never leaves `Invoke` (ChaincodeFromContract turns it
+ * into an error response).
+ */
+
+/** `unknown_function`: the contract or function named by the client does not exist. */
+export type Outcome = 'success' | 'error' | 'unknown_function';
+
+/** Label value for a contract or function name the chaincode does not have (names from clients are not labels). */
+export const unknownName = 'unknown';
+
+/** Contract and function names of a fabric-contract-api chaincode. */
+export interface ContractCatalogue {
+  defaultContract: string;
+  functions: ReadonlyMap<string, ReadonlySet<string>>;
+}
+
+export interface ResolvedFunction {
+  contract: string;
+  function: string;
+  known: boolean;
+}
+
+/** The catalogue of a ChaincodeFromContract; null for a chaincode written on ChaincodeInterface alone. */
+export function contractCatalogue(chaincode: ShimChaincode): ContractCatalogue | null {
+  const { metadata, defaultContractName } = chaincode as ContractChaincode;
+  const contracts = metadata?.contracts;
+  if (contracts === undefined || typeof defaultContractName !== 'string') return null;
+  const functions = new Map<string, Set<string>>();
+  for (const [name, contract] of Object.entries(contracts)) {
+    const names = (contract.transactions ?? []).map((transaction) => transaction.name).filter((n): n is string => typeof n === 'string');
+    functions.set(name, new Set(names));
+  }
+  return { defaultContract: defaultContractName, functions };
+}
+
+/**
+ * The contract and function a transaction's first argument names, as fabric-shim's
+ * ChaincodeFromContract routes it: `contract:function`, or `function` of the default contract.
+ * Unknown names are labelled `unknown`, so clients cannot create label values.
+ */
+export function resolveFunction(catalogue: ContractCatalogue | null, first: string | undefined): ResolvedFunction {
+  if (catalogue === null) return { contract: '', function: first ?? '', known: true };
+  if (first === undefined) return { contract: catalogue.defaultContract, function: '', known: true };
+  const colon = first.indexOf(':');
+  const named = colon < 0 ? '' : first.slice(0, colon);
+  const fn = colon < 0 ? first : first.slice(colon + 1);
+  const contract = named.trim() === '' ? catalogue.defaultContract : named;
+  const functions = catalogue.functions.get(contract);
+  if (functions === undefined) return { contract: unknownName, function: unknownName, known: false };
+  if (!functions.has(fn)) return { contract, function: unknownName, known: false };
+  return { contract, function: fn, known: true };
+}
+
+/** Fabric's ERRORTHRESHOLD: a response status of 400 or more fails the proposal. */
+export function outcomeOf(call: ResolvedFunction, response: ShimResponse | undefined): Outcome {
+  if (!call.known) return 'unknown_function';
+  return response !== undefined && response.status < 400 ? 'success' : 'error';
+}
+
+/** Seconds; chaincode functions mostly take milliseconds, bounded by the peer's execute timeout (30 s by default). */
+export const durationBuckets: readonly number[] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+export interface TransactionMetrics {
+  transactions: Counter;
+  duration: Histogram;
+  inFlight: Gauge;
+}
+
+export function createTransactionMetrics(provider: MetricsProvider): TransactionMetrics {
+  const labelNames = ['channel', 'contract', 'function'];
+  return {
+    transactions: provider.newCounter({
+      namespace: 'chaincode',
+      name: 'transactions',
+      help: 'Transactions the chaincode finished, by channel, contract, function and outcome (success, error, unknown_function).',
+      labelNames: [...labelNames, 'outcome'],
+      statsdFormat: '%{#fqname}.%{channel}.%{contract}.%{function}.%{outcome}',
+    }),
+    duration: provider.newHistogram({
+      namespace: 'chaincode',
+      name: 'transaction_duration_seconds',
+      help: 'Time the chaincode took for a transaction, from the peer handing it over to the response, in seconds.',
+      labelNames: [...labelNames, 'outcome'],
+      statsdFormat: '%{#fqname}.%{channel}.%{contract}.%{function}.%{outcome}',
+      buckets: durationBuckets,
+    }),
+    inFlight: provider.newGauge({
+      namespace: 'chaincode',
+      name: 'transactions_in_flight',
+      help: 'Transactions the chaincode is executing now.',
+      labelNames,
+      statsdFormat: '%{#fqname}.%{channel}.%{contract}.%{function}',
+    }),
+  };
+}
+
+/** A transaction being executed, for the stuck-stream check. */
+export interface RunningTransaction {
+  readonly txId: string;
+  readonly channel: string;
+  readonly contract: string;
+  readonly function: string;
+  /** performance.now() at the start. */
+  readonly startedAt: number;
+}
+
+interface Handles {
+  inFlight: Gauge;
+  done: Map<Outcome, { transactions: Counter; duration: Histogram }>;
+}
+
+/**
+ * Wraps chaincodes so that each transaction is counted, timed and tracked while it runs.
+ * Metrics are attached once the operations system has started; the chaincode server is
+ * only started after that, so no transaction goes unrecorded.
+ */
+export class TransactionInstrument {
+  private metrics: TransactionMetrics | null = null;
+  private readonly handles = new Map<string, Handles>();
+  private readonly running = new Set<RunningTransaction>();
+
+  constructor(private readonly now: () => number = () => performance.now()) {}
+
+  attach(metrics: TransactionMetrics): void {
+    this.metrics = metrics;
+    this.handles.clear();
+  }
+
+  wrap(chaincode: ShimChaincode): ShimChaincode {
+    const catalogue = contractCatalogue(chaincode);
+    const run = (method: 'Init' | 'Invoke', stub: ShimStub): Promise<ShimResponse> => this.run(catalogue, stub, () => chaincode[method](stub));
+    return { Init: (stub) => run('Init', stub), Invoke: (stub) => run('Invoke', stub) };
+  }
+
+  /** The transaction running longest, if any. */
+  oldest(): RunningTransaction | undefined {
+    let oldest: RunningTransaction | undefined;
+    for (const transaction of this.running) {
+      if (oldest === undefined || transaction.startedAt < oldest.startedAt) oldest = transaction;
+    }
+    return oldest;
+  }
+
+  private async run(catalogue: ContractCatalogue | null, stub: ShimStub, execute: () => Promise<ShimResponse>): Promise<ShimResponse> {
+    const call = resolveFunction(catalogue, stub.getBufferArgs()[0]?.toString());
+    const channel = stub.getChannelID();
+    const handles = this.handlesFor(channel, call);
+    const transaction: RunningTransaction = { txId: stub.getTxID(), channel, contract: call.contract, function: call.function, startedAt: this.now() };
+    this.running.add(transaction);
+    handles?.inFlight.add(1);
+    let response: ShimResponse | undefined;
+    try {
+      response = await execute();
+      return response;
+    } finally {
+      this.running.delete(transaction);
+      if (handles !== undefined) {
+        handles.inFlight.add(-1);
+        const outcome = outcomeOf(call, response);
+        let done = handles.done.get(outcome);
+        if (done === undefined && this.metrics !== null) {
+          const labels = { channel, contract: call.contract, function: call.function, outcome };
+          done = { transactions: this.metrics.transactions.with(labels), duration: this.metrics.duration.with(labels) };
+          handles.done.set(outcome, done);
+        }
+        done?.transactions.add(1);
+        done?.duration.observe((this.now() - transaction.startedAt) / 1000);
+      }
+    }
+  }
+
+  private handlesFor(channel: string, call: ResolvedFunction): Handles | undefined {
+    if (this.metrics === null) return undefined;
+    const key = `${channel}\u0000${call.contract}\u0000${call.function}`;
+    let handles = this.handles.get(key);
+    if (handles === undefined) {
+      handles = { inFlight: this.metrics.inFlight.with({ channel, contract: call.contract, function: call.function }), done: new Map() };
+      this.handles.set(key, handles);
+    }
+    return handles;
+  }
+}
