@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs and starts what the integration tests talk to, so that `make test` works on a
-# fresh Debian machine: Docker engine (with containerd), Prometheus and promtool, openssl.
+# fresh Debian machine: Docker engine (with containerd), docker-compose, Prometheus and promtool, openssl.
 # Idempotent: does nothing for what is already there.
 set -euo pipefail
 say() { echo "test-prereqs: $*" >&2; }
@@ -8,6 +8,7 @@ say() { echo "test-prereqs: $*" >&2; }
 missing=()
 command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
 command -v containerd >/dev/null 2>&1 || missing+=(containerd)
+command -v docker-compose >/dev/null 2>&1 || missing+=(docker-compose)
 command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 if [ ${#missing[@]} -gt 0 ]; then
@@ -30,4 +31,4 @@ if ! docker info >/dev/null 2>&1; then
   done
   docker info >/dev/null 2>&1 || { say "dockerd did not come up; see /var/log/fabric-ops-dockerd.log"; exit 1; }
 fi
-say "docker, containerd, prometheus, promtool and openssl are ready"
+say "docker, containerd, docker-compose, prometheus, promtool and openssl are ready"
