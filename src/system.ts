@@ -7,6 +7,7 @@ import { createContainerRuntimeChecker } from './health/container-runtime';
 import type { Clock, HealthChecker } from './health/types';
 import { createOperationsApp } from './http/app';
 import type { OperationsDomain, RequestActor, VersionDocument } from './http/domain';
+import { defaultMaxConnections, maxBodyBytes } from './http/limits';
 import { startServer, type ListeningServer } from './http/server';
 import { LoggingSystem } from './logging/logging-system';
 import { formatLogSpec, parseLogSpec } from './logging/spec';
@@ -115,9 +116,18 @@ export class OperationsSystem {
     }
 
     const app = createOperationsApp(this.domain(), { tlsEnabled: tls !== null, logger: this.logger });
-    this.server = await startServer(config.operations.listen, app, tls, {
-      onRefusedClientCertificate: (details) => this.logger.warn('client certificate refused', details),
-    });
+    const connectionsRefused = this.serviceMetrics.connectionsRefused;
+    this.server = await startServer(
+      config.operations.listen,
+      app,
+      tls,
+      {
+        onRefusedClientCertificate: (details) => this.logger.warn('client certificate refused', details),
+        onConnectionRefused: () => connectionsRefused.add(1),
+        onBareAnswer: (statusCode) => this.serviceMetrics.requests.with({ route: 'unmatched', code: String(statusCode) }).add(1),
+      },
+      { maxConnections: config.operations.maxConnections ?? defaultMaxConnections, drainLimitBytes: maxBodyBytes },
+    );
     await this.metricsSystem.start();
 
     if (material) {

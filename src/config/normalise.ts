@@ -77,6 +77,7 @@ export function normaliseConfig(input: NormaliseInput): NormalisedConfig {
 
   // Operations server
   const listen = check<HostPort>(keys.listenAddress, parseHostPort(values.string(keys.listenAddress), 0), { host: '127.0.0.1', port: 0 });
+  const maxConnections = check(keys.maxConnections, parseConnectionCount(values.string(keys.maxConnections)), 1024);
   const tlsEnabled = values.boolean(keys.tlsEnabled);
   const tls = {
     enabled: tlsEnabled,
@@ -170,7 +171,7 @@ export function normaliseConfig(input: NormaliseInput): NormalisedConfig {
   const config: NormalisedConfig = {
     dialect: input.dialect,
     configFile: input.configFile,
-    operations: { listen, tls },
+    operations: { listen, tls, maxConnections },
     organizationCAs,
     metrics: { provider, statsd },
     health: {
@@ -184,6 +185,15 @@ export function normaliseConfig(input: NormaliseInput): NormalisedConfig {
     throw new Error(`internal error: the normalised configuration does not match NormalisedConfigSchema: ${validated.error.message}`);
   }
   return validated.data;
+}
+
+const maxConnectionCount = 1_000_000;
+
+function parseConnectionCount(text: string): Parsed<number> {
+  const trimmed = text.trim();
+  const count = /^\d+$/.test(trimmed) ? Number(trimmed) : NaN;
+  if (Number.isSafeInteger(count) && count >= 1 && count <= maxConnectionCount) return { ok: true, value: count };
+  return { ok: false, problem: `must be a whole number from 1 to ${maxConnectionCount}; got ${quoted(text)}` };
 }
 
 interface ContainerRuntime {

@@ -6,6 +6,7 @@ import { booleanSetting, listSetting, stringSetting } from './settings';
 export interface OrdererSettings {
   Operations: {
     ListenAddress: string;
+    MaxConnections: string;
     TLS: {
       Enabled: boolean;
       Certificate: string;
@@ -33,6 +34,7 @@ export interface OrdererSettings {
 export const ordererSchema: convict.Schema<OrdererSettings> = {
   Operations: {
     ListenAddress: stringSetting('127.0.0.1:8443', 'host:port of the operations server; ":port" listens on every interface, port 0 picks a free port'),
+    MaxConnections: stringSetting('1024', 'fabric-ops: connections the operations server keeps open at once (a whole number, 1 to 1000000); more are closed as soon as they are accepted, without an answer, and counted in `operations_connections_refused`'),
     TLS: {
       Enabled: booleanSetting(false, 'serve the operations API over TLS'),
       Certificate: stringSetting('', 'PEM server certificate (relative paths: against the directory of orderer.yaml)'),
@@ -76,6 +78,7 @@ export const ordererDialect: DialectDefinition = {
   topLevelKeys: ['General', 'Operations', 'Metrics', 'FileLedger', 'Consensus', 'Admin', 'ChannelParticipation'],
   keys: {
     listenAddress: 'Operations.ListenAddress',
+    maxConnections: 'Operations.MaxConnections',
     tlsEnabled: 'Operations.TLS.Enabled',
     tlsCertFile: 'Operations.TLS.Certificate',
     tlsKeyFile: 'Operations.TLS.PrivateKey',

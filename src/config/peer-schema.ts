@@ -6,6 +6,7 @@ import { booleanSetting, listSetting, stringSetting } from './settings';
 export interface PeerSettings {
   operations: {
     listenAddress: string;
+    maxConnections: string;
     tls: {
       enabled: boolean;
       cert: { file: string };
@@ -37,6 +38,7 @@ export interface PeerSettings {
 export const peerSchema: convict.Schema<PeerSettings> = {
   operations: {
     listenAddress: stringSetting('127.0.0.1:9443', 'host:port of the operations server; ":port" listens on every interface, port 0 picks a free port'),
+    maxConnections: stringSetting('1024', 'fabric-ops: connections the operations server keeps open at once (a whole number, 1 to 1000000); more are closed as soon as they are accepted, without an answer, and counted in `operations_connections_refused`'),
     tls: {
       enabled: booleanSetting(false, 'serve the operations API over TLS'),
       cert: { file: stringSetting('', 'PEM server certificate (relative paths: against the directory of core.yaml)') },
@@ -91,6 +93,7 @@ export const peerDialect: DialectDefinition = {
   topLevelKeys: ['peer', 'operations', 'metrics', 'vm', 'chaincode', 'ledger'],
   keys: {
     listenAddress: 'operations.listenAddress',
+    maxConnections: 'operations.maxConnections',
     tlsEnabled: 'operations.tls.enabled',
     tlsCertFile: 'operations.tls.cert.file',
     tlsKeyFile: 'operations.tls.key.file',

@@ -47,6 +47,12 @@ export const NormalisedConfigSchema = z.object({
   operations: z.object({
     listen: HostPortSchema,
     tls: TlsConfigSchema,
+    /**
+     * Connections open at once; more are closed as soon as they are accepted and counted in
+     * operations_connections_refused. The normaliser always sets it; absent (a config built by
+     * hand before the key existed) means the default, 1024.
+     */
+    maxConnections: z.number().int().positive().optional(),
   }),
   /**
    * CAs the node itself uses for organizations (the dedicated-CA rule, spec 2.2 and 5.6).
@@ -92,6 +98,7 @@ export const NormalisedConfigSchema = z.object({
    */
   keys: z.object({
     listenAddress: z.string(),
+    maxConnections: z.string(),
     tlsEnabled: z.string(),
     tlsCertFile: z.string(),
     tlsKeyFile: z.string(),

@@ -8,9 +8,9 @@ import { getMetrics } from './handlers/metrics';
 import { getVersion } from './handlers/version';
 import { requireClientCertificate } from './middleware/client-auth';
 import { requestId } from './middleware/request-id';
+import { responseTimeoutMs } from './limits';
 
-export const maxBodyBytes = 16 * 1024;
-export const responseTimeoutMs = 2 * 60 * 1000;
+export { maxBodyBytes, responseTimeoutMs } from './limits';
 
 export interface AppOptions {
   tlsEnabled: boolean;
@@ -48,13 +48,11 @@ export function createOperationsApp(domain: OperationsDomain, options: AppOption
   app.use(limitResponseTime(options.logger));
 
   const clientCertificate = requireClientCertificate(options.tlsEnabled, options.logger);
-  // Read every PUT body as text whatever its Content-Type (operators use `curl -d`); the handler parses the JSON.
-  const jsonBody = express.text({ type: () => true, limit: maxBodyBytes, defaultCharset: 'utf-8' });
 
   for (const route of routes) {
     const guard: RequestHandler[] = route.protected ? [clientCertificate] : [];
     app.get(route.path, ...guard, route.get);
-    if (route.put) app.put(route.path, ...guard, jsonBody, route.put);
+    if (route.put) app.put(route.path, ...guard, route.put);
     app.options(route.path, (_req, res) => {
       res.setHeader('Allow', `${allowed(route)}, OPTIONS`);
       res.status(204).end();
@@ -98,35 +96,11 @@ function limitResponseTime(logger: Logger): RequestHandler {
   };
 }
 
-interface BodyParserError {
-  type: string;
-  status?: number;
-  message: string;
-}
-
-function isBodyParserError(err: unknown): err is BodyParserError {
-  return typeof err === 'object' && err !== null && typeof (err as { type?: unknown }).type === 'string';
-}
-
 function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err: unknown, req, res, next) => {
     if (res.headersSent) {
       next(err);
       return;
-    }
-    if (isBodyParserError(err)) {
-      switch (err.type) {
-        case 'entity.too.large':
-          sendError(res, 413, `request body is larger than ${maxBodyBytes} bytes`);
-          return;
-        case 'request.aborted':
-          return;
-        default:
-          if (err.status !== undefined && err.status >= 400 && err.status < 500) {
-            sendError(res, err.status, err.message);
-            return;
-          }
-      }
     }
     logger.error('request failed', {
       method: req.method,

@@ -1,14 +1,14 @@
-import http from 'node:http';
+import http, { type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { SecureContextOptions, TLSSocket } from 'node:tls';
-import type { RequestListener } from 'node:http';
 import type { HostPort } from '../config/types';
 import { ListenError } from '../errors';
+import { rawErrorResponse, requestIdFor, sendBareError } from './errors';
+import { keepAliveTimeoutMs, readTimeoutMs } from './limits';
 
-/** Like Fabric's: headers and body within 10 s, idle keep-alive connections closed after 5 s. */
-export const readTimeoutMs = 10_000;
-export const keepAliveTimeoutMs = 5_000;
+export { keepAliveTimeoutMs, readTimeoutMs } from './limits';
 
 export interface ServerTls {
   context: SecureContextOptions;
@@ -16,12 +16,22 @@ export interface ServerTls {
   clientAuthRequired: boolean;
 }
 
+export interface ServerLimits {
+  /** Connections open at once; more are closed as soon as they are accepted. */
+  maxConnections: number;
+  /** An early answer drains an unread body up to this size; a larger or chunked one closes the connection. */
+  drainLimitBytes: number;
+}
+
 export interface ListeningServer {
   readonly url: string;
   readonly address: HostPort;
   /** New connections use the new material; open ones keep theirs. */
   setSecureContext(context: SecureContextOptions): void;
-  /** Stops accepting, lets in-flight requests finish within graceMs, then cuts what is left. */
+  /**
+   * Stops accepting, lets in-flight requests finish within graceMs; those still unanswered then
+   * get 408 (body not in yet) or 503, and what is left is cut.
+   */
   close(graceMs: number): Promise<void>;
 }
 
@@ -48,6 +58,69 @@ function describeListenError(address: string, err: NodeJS.ErrnoException): strin
 export interface ServerEvents {
   /** A client presented a certificate that does not verify; its connection was closed. */
   onRefusedClientCertificate(details: { remoteAddress: string; reason: string; subject: string }): void;
+  /** A connection was closed on accept because maxConnections were open. */
+  onConnectionRefused(): void;
+  /** An answer written below the router (parser errors, CONNECT, Expect, Host), for the requests metric. */
+  onBareAnswer(statusCode: number): void;
+}
+
+/** What the HTTP parser's errors are answered with (Node writes them without a body). */
+function parserErrorAnswer(err: NodeJS.ErrnoException): { status: number; message: string } | null {
+  switch (err.code) {
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return { status: 408, message: `request headers and body must arrive within ${readTimeoutMs / 1000}s` };
+    case 'HPE_HEADER_OVERFLOW':
+      return { status: 431, message: `request headers are larger than ${http.maxHeaderSize} bytes` };
+    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
+      return { status: 413, message: 'request chunk extensions are too large' };
+    default:
+      if (err.code?.startsWith('HPE_')) return { status: 400, message: `malformed request: ${err.message.replace(/^Parse Error: /, '')}` };
+      // Socket errors (ECONNRESET, ...): nobody to answer.
+      return null;
+  }
+}
+
+/** Go's server answers 400 to a request with several Host headers, or none in HTTP/1.1. */
+function hostProblem(req: IncomingMessage): string | null {
+  let hosts = 0;
+  for (let index = 0; index < req.rawHeaders.length; index += 2) {
+    if (req.rawHeaders[index]?.toLowerCase() === 'host') hosts += 1;
+  }
+  if (hosts > 1) return 'more than one Host header';
+  if (hosts === 0 && req.httpVersionMajor === 1 && req.httpVersionMinor >= 1) return 'missing required Host header';
+  return null;
+}
+
+/**
+ * An answer given before the request body was read would make Node read (drain) the rest of
+ * it to keep the connection: for a body over `drainLimitBytes`, a chunked one, or one the
+ * client holds back for a 100 Continue, the answer says `Connection: close` and the
+ * connection is closed instead. Node has no hook before the head is written, hence the wrap.
+ */
+function closeInsteadOfDraining(req: IncomingMessage, res: ServerResponse, drainLimitBytes: number): void {
+  const chunked = req.headers['transfer-encoding'] !== undefined;
+  const large = Number(req.headers['content-length'] ?? 0) > drainLimitBytes;
+  const waitsForContinue = req.headers.expect?.toLowerCase() === '100-continue';
+  if (!chunked && !large && !waitsForContinue) return;
+  const writeHead = res.writeHead;
+  res.writeHead = function (this: ServerResponse, ...args: unknown[]): ServerResponse {
+    if (!req.complete) this.setHeader('Connection', 'close');
+    return (writeHead as (...a: unknown[]) => ServerResponse).apply(this, args);
+  } as typeof res.writeHead;
+}
+
+/** Writes a whole error answer on a socket with no usable response object, then closes it. */
+function answerOnSocket(socket: Duplex, status: number, message: string, requestId?: string): boolean {
+  if (!socket.writable) {
+    socket.destroy();
+    return false;
+  }
+  const timer = setTimeout(() => socket.destroy(), 1000).unref();
+  socket.end(rawErrorResponse(status, message, requestId), () => {
+    clearTimeout(timer);
+    socket.destroy();
+  });
+  return true;
 }
 
 export async function startServer(
@@ -55,19 +128,62 @@ export async function startServer(
   app: RequestListener,
   tls: ServerTls | null,
   events: ServerEvents,
+  limits: ServerLimits,
 ): Promise<ListeningServer> {
-  // Requests already read from a connection refused after its handshake are not served.
-  const listener: RequestListener = (req, res) => {
-    if (!req.socket.destroyed) app(req, res);
-  };
   // Node enforces the read timeouts when it sweeps its connections; sweep every second, not every 30 s.
-  const limits = { connectionsCheckingInterval: 1000 };
+  // requireHostHeader off: the Host checks below answer with a JSON body.
+  const options = { connectionsCheckingInterval: 1000, requireHostHeader: false };
   const server: http.Server | https.Server = tls
-    ? https.createServer({ ...limits, ...tls.context, requestCert: true, rejectUnauthorized: tls.clientAuthRequired }, listener)
-    : http.createServer(limits, listener);
+    ? https.createServer({
+        ...options,
+        ...tls.context,
+        requestCert: true,
+        rejectUnauthorized: tls.clientAuthRequired,
+        // Go bounds the handshake by its read timeouts; a silent connection is closed like a plain one.
+        handshakeTimeout: readTimeoutMs,
+      })
+    : http.createServer(options);
   server.headersTimeout = readTimeoutMs;
   server.requestTimeout = readTimeoutMs;
   server.keepAliveTimeout = keepAliveTimeoutMs;
+  server.maxConnections = limits.maxConnections;
+  server.on('drop', () => events.onConnectionRefused());
+
+  const inFlight = new Map<Socket, { req: IncomingMessage; res: ServerResponse }>();
+  const handle = (req: IncomingMessage, res: ServerResponse): void => {
+    // Requests already read from a connection refused after its handshake are not served.
+    if (req.socket.destroyed) return;
+    inFlight.set(req.socket, { req, res });
+    res.on('close', () => inFlight.delete(req.socket));
+    closeInsteadOfDraining(req, res, limits.drainLimitBytes);
+    const problem = hostProblem(req);
+    if (problem !== null) {
+      sendBareError(res, 400, problem, requestIdFor(req.headers['x-request-id']));
+      events.onBareAnswer(400);
+      return;
+    }
+    app(req, res);
+  };
+  server.on('request', handle);
+  // Without this listener Node sends 100 Continue at once; the body reader sends it when it wants the body.
+  server.on('checkContinue', handle);
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    closeInsteadOfDraining(req, res, limits.drainLimitBytes);
+    sendBareError(res, 417, `Expect: ${JSON.stringify(String(req.headers.expect).slice(0, 40))} is not supported; only 100-continue is`, requestIdFor(req.headers['x-request-id']));
+    events.onBareAnswer(417);
+  });
+  server.on('connect', (req: IncomingMessage, socket: Duplex) => {
+    if (answerOnSocket(socket, 405, 'method CONNECT is not supported', requestIdFor(req.headers['x-request-id']))) events.onBareAnswer(405);
+  });
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+    const answer = parserErrorAnswer(err);
+    const current = inFlight.get(socket as Socket);
+    if (answer === null || current?.res.headersSent === true) {
+      socket.destroy();
+      return;
+    }
+    if (answerOnSocket(socket, answer.status, answer.message)) events.onBareAnswer(answer.status);
+  });
 
   if (tls) {
     // A client that presents a certificate that does not verify is refused on every path,
@@ -86,12 +202,6 @@ export async function startServer(
       socket.destroy();
     });
   }
-
-  const inFlight = new Set<Socket>();
-  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
-    inFlight.add(req.socket);
-    res.on('close', () => inFlight.delete(req.socket));
-  });
 
   const wanted = formatHostPort(listen.host === '' ? '0.0.0.0' : listen.host, listen.port);
   await new Promise<void>((resolve, reject) => {
@@ -127,6 +237,15 @@ export async function startServer(
         check();
       });
       await Promise.race([drained, deadline]);
+      // server.close() stopped Node's read-timeout sweep: a request still uploading gets its 408 here.
+      const answered: Array<Promise<void>> = [];
+      for (const { req, res } of inFlight.values()) {
+        if (res.headersSent || req.socket.destroyed) continue;
+        answered.push(new Promise((resolve) => res.once('close', () => resolve())));
+        if (req.complete) sendBareError(res, 503, 'the server is stopping and could not finish this request in time');
+        else sendBareError(res, 408, 'the server is stopping and the request body did not arrive in time');
+      }
+      if (answered.length > 0) await Promise.race([Promise.all(answered), new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
       server.closeAllConnections();
       await closed;
     },

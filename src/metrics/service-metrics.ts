@@ -14,6 +14,8 @@ export interface ServiceMetrics {
   healthCheckStatus: Gauge;
   /** Labels: route, code. Requests answered by the operations server. */
   requests: Counter;
+  /** Connections closed on accept because operations.maxConnections were open. */
+  connectionsRefused: Counter;
 }
 
 export const serviceMetricOptions = {
@@ -63,6 +65,12 @@ export const serviceMetricOptions = {
     labelNames: ['route', 'code'],
     statsdFormat: '%{#fqname}.%{route}.%{code}',
   },
+  connectionsRefused: {
+    namespace: 'operations',
+    name: 'connections_refused',
+    help: 'Connections closed on accept because the operations server had its maximum of connections open',
+    doc: 'connections closed as soon as they were accepted, without an answer, because `operations.maxConnections` (orderer: `Operations.MaxConnections`) were open',
+  },
 } as const;
 
 /**
@@ -78,5 +86,6 @@ export function createServiceMetrics(provider: MetricsProvider, version: string)
     healthCheckDuration: provider.newHistogram(serviceMetricOptions.healthCheckDuration),
     healthCheckStatus: provider.newGauge(serviceMetricOptions.healthCheckStatus),
     requests: provider.newCounter(serviceMetricOptions.requests),
+    connectionsRefused: provider.newCounter(serviceMetricOptions.connectionsRefused),
   };
 }

@@ -1,37 +1,73 @@
 import type { Request, Response } from 'express';
 import { z } from 'zod';
 import { LogSpecError } from '../../errors';
+import { readTextBody } from '../body';
 import type { OperationsDomain } from '../domain';
 import { sendError } from '../errors';
+import { maxBodyBytes } from '../limits';
 import { verifiedClientSubject } from '../middleware/client-auth';
 
 const LogSpecBody = z.object({ spec: z.string() }).strict();
 
 type ParsedBody = { ok: true; value: unknown } | { ok: false; problem: string };
 
-function parseJsonBody(raw: unknown): ParsedBody {
-  const text = typeof raw === 'string' ? raw : '';
+function parseJsonBody(text: string): ParsedBody {
   if (text.trim() === '') return { ok: false, problem: 'request body is empty; expected {"spec": "<logging specification>"}' };
   try {
     return { ok: true, value: JSON.parse(text) as unknown };
   } catch (err) {
-    return { ok: false, problem: `request body is not valid JSON: ${(err as Error).message}` };
+    return { ok: false, problem: `request body is not valid JSON: ${clip((err as Error).message, 120)}` };
   }
 }
 
-/** Explains, in one sentence, why a parsed JSON body is not `{"spec": "<string>"}`. */
+function clip(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max)}…`;
+}
+
+/**
+ * A short picture of any JSON value for an error message: at most two levels deep, three
+ * items per level, 80 characters. Bounded whatever the client sent (no recursion into it).
+ */
+export function previewJson(value: unknown, depth = 0): string {
+  const text = ((): string => {
+    if (typeof value === 'string') return JSON.stringify(clip(value, 40));
+    if (value === null || typeof value !== 'object') return String(value);
+    const entries: Array<[string | null, unknown]> = Array.isArray(value)
+      ? value.map((item): [null, unknown] => [null, item])
+      : Object.entries(value);
+    const [open, close] = Array.isArray(value) ? ['[', ']'] : ['{', '}'];
+    if (entries.length === 0) return `${open}${close}`;
+    if (depth >= 2) return `${open}…${close}`;
+    const shown = entries
+      .slice(0, 3)
+      .map(([key, item]) => (key === null ? '' : `${JSON.stringify(clip(key, 20))}:`) + previewJson(item, depth + 1));
+    if (entries.length > 3) shown.push('…');
+    return `${open}${shown.join(',')}${close}`;
+  })();
+  return clip(text, 80);
+}
+
+function kindOf(value: unknown): string {
+  if (Array.isArray(value)) return 'an array';
+  if (value === null) return 'null';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}
+
+/** Explains, in one bounded sentence, why a parsed JSON body is not `{"spec": "<string>"}`. */
 export function describeBodyProblem(body: unknown): string | null {
-  const result = LogSpecBody.safeParse(body);
-  if (result.success) return null;
+  if (LogSpecBody.safeParse(body).success) return null;
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    return `request body must be a JSON object {"spec": "<logging specification>"}; got ${Array.isArray(body) ? 'an array' : typeof body === 'object' ? 'null' : `a ${typeof body}`}`;
+    return `request body must be a JSON object {"spec": "<logging specification>"}; got ${kindOf(body)}`;
   }
   const extra = Object.keys(body).filter((key) => key !== 'spec');
   if (extra.length > 0) {
-    return `unknown ${extra.length === 1 ? 'property' : 'properties'} ${extra.map((k) => JSON.stringify(k)).join(', ')}: the body must contain only "spec"`;
+    const named = extra.slice(0, 5).map((key) => JSON.stringify(clip(key, 40)));
+    if (extra.length > 5) named.push(`and ${extra.length - 5} more`);
+    return `unknown ${extra.length === 1 ? 'property' : 'properties'} ${named.join(', ')}: the body must contain only "spec"`;
   }
   if (!('spec' in body)) return 'request body has no "spec" property';
-  return `"spec" must be a string; got ${JSON.stringify((body as { spec: unknown }).spec)}`;
+  const spec = (body as { spec: unknown }).spec;
+  return `"spec" must be a string; got ${previewJson(spec)}`;
 }
 
 export function getLogSpec(domain: OperationsDomain) {
@@ -41,8 +77,24 @@ export function getLogSpec(domain: OperationsDomain) {
 }
 
 export function putLogSpec(domain: OperationsDomain) {
-  return (req: Request, res: Response): void => {
-    const parsed = parseJsonBody(req.body);
+  return async (req: Request, res: Response): Promise<void> => {
+    const body = await readTextBody(req, res, maxBodyBytes);
+    if (res.headersSent) return;
+    switch (body.kind) {
+      case 'aborted':
+        return;
+      case 'tooLarge':
+        sendError(res, 413, `request body is larger than ${maxBodyBytes} bytes`);
+        return;
+      case 'encoded':
+        res.setHeader('Accept-Encoding', 'identity');
+        sendError(res, 415, `Content-Encoding ${JSON.stringify(clip(body.contentEncoding, 40))} is not supported; send the body uncompressed`);
+        return;
+      case 'notUtf8':
+        sendError(res, 400, 'request body is not valid UTF-8');
+        return;
+    }
+    const parsed = parseJsonBody(body.text);
     const problem = parsed.ok ? describeBodyProblem(parsed.value) : parsed.problem;
     if (problem !== null) {
       sendError(res, 400, problem);

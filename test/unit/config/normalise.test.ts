@@ -168,6 +168,7 @@ describe('environment overrides, named as Fabric names them', () => {
   it('override strings, booleans (any case), lists and durations of the peer dialect', () => {
     const config = normaliseYaml('peer', 'operations: { listenAddress: "127.0.0.1:9443" }', {
       CORE_OPERATIONS_LISTENADDRESS: ':7443',
+      CORE_OPERATIONS_MAXCONNECTIONS: '64',
       CORE_OPERATIONS_TLS_ENABLED: 'TRUE',
       CORE_OPERATIONS_TLS_CERT_FILE: 'tls/server.crt',
       CORE_OPERATIONS_TLS_KEY_FILE: '/abs/server.key',
@@ -188,6 +189,7 @@ describe('environment overrides, named as Fabric names them', () => {
     });
     expect(config.operations).toEqual({
       listen: { host: '', port: 7443 },
+      maxConnections: 64,
       tls: {
         enabled: true,
         certFile: '/etc/hyperledger/fabric/tls/server.crt',
@@ -237,6 +239,7 @@ describe('environment overrides, named as Fabric names them', () => {
   it('override the orderer dialect with ORDERER_ names', () => {
     const config = normaliseYaml('orderer', 'Operations: { ListenAddress: "127.0.0.1:8443" }', {
       ORDERER_OPERATIONS_LISTENADDRESS: '[::1]:0',
+      ORDERER_OPERATIONS_MAXCONNECTIONS: '2048',
       ORDERER_OPERATIONS_TLS_ENABLED: 'true',
       ORDERER_OPERATIONS_TLS_CERTIFICATE: 'tls/ops.crt',
       ORDERER_OPERATIONS_TLS_PRIVATEKEY: 'tls/ops.key',
@@ -253,6 +256,7 @@ describe('environment overrides, named as Fabric names them', () => {
     });
     expect(config.operations).toEqual({
       listen: { host: '::1', port: 0 },
+      maxConnections: 2048,
       tls: {
         enabled: true,
         certFile: '/etc/hyperledger/fabric/tls/ops.crt',

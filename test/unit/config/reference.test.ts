@@ -5,6 +5,7 @@ describe('settingsReference', () => {
     const peer = new Map(settingsReference('peer').map((setting) => [setting.key, setting]));
     expect([...peer.keys()]).toEqual([
       'operations.listenAddress',
+      'operations.maxConnections',
       'operations.tls.enabled',
       'operations.tls.cert.file',
       'operations.tls.key.file',
@@ -38,7 +39,7 @@ describe('settingsReference', () => {
 
   it('lists every orderer key with its Fabric environment variable and default', () => {
     const orderer = new Map(settingsReference('orderer').map((setting) => [setting.key, setting]));
-    expect(orderer.size).toBe(19);
+    expect(orderer.size).toBe(20);
     expect(orderer.get('Operations.TLS.Certificate')?.environmentVariable).toBe('ORDERER_OPERATIONS_TLS_CERTIFICATE');
     expect(orderer.get('Metrics.Statsd.Address')).toMatchObject({ environmentVariable: 'ORDERER_METRICS_STATSD_ADDRESS', defaultValue: '127.0.0.1:8125' });
     expect(orderer.get('Metrics.Statsd.WriteInterval')?.defaultValue).toBe('30s');

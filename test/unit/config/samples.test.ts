@@ -17,6 +17,7 @@ describe("Fabric's sample configuration files load unchanged", () => {
       configFile: file,
       operations: {
         listen: { host: '127.0.0.1', port: 9443 },
+        maxConnections: 1024,
         tls: { enabled: false, certFile: '', keyFile: '', clientAuthRequired: false, clientRootCAFiles: [], requireDedicatedCA: false },
       },
       organizationCAs: {
@@ -44,6 +45,7 @@ describe("Fabric's sample configuration files load unchanged", () => {
       },
       keys: {
         listenAddress: 'operations.listenAddress',
+        maxConnections: 'operations.maxConnections',
         tlsEnabled: 'operations.tls.enabled',
         tlsCertFile: 'operations.tls.cert.file',
         tlsKeyFile: 'operations.tls.key.file',
@@ -74,6 +76,7 @@ describe("Fabric's sample configuration files load unchanged", () => {
       configFile: file,
       operations: {
         listen: { host: '127.0.0.1', port: 8443 },
+        maxConnections: 1024,
         tls: { enabled: false, certFile: '', keyFile: '', clientAuthRequired: false, clientRootCAFiles: [], requireDedicatedCA: false },
       },
       organizationCAs: {
@@ -96,6 +99,7 @@ describe("Fabric's sample configuration files load unchanged", () => {
       },
       keys: {
         listenAddress: 'Operations.ListenAddress',
+        maxConnections: 'Operations.MaxConnections',
         tlsEnabled: 'Operations.TLS.Enabled',
         tlsCertFile: 'Operations.TLS.Certificate',
         tlsKeyFile: 'Operations.TLS.PrivateKey',
