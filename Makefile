@@ -5,7 +5,7 @@ NODE := $(shell scripts/node24.sh)
 NODE_IMAGE ?= fabric-ops/node-base:24
 IMAGE ?= fabric-ops:latest
 
-.PHONY: run test build deps prereqs bench image compose-pki compose-images compose-up clean
+.PHONY: run test build deps prereqs bench image compose-pki compose-images compose-up clean docs
 
 # `npm install --no-save` rather than `npm ci`: it installs the locked versions but, unlike
 # `npm ci`, tolerates a registry that lacks other platforms' optional binaries (unrs-resolver's).
@@ -26,6 +26,12 @@ prereqs:
 
 test: build prereqs
 	$(NODE) node_modules/jest/bin/jest.js --ci
+
+# The README's reference tables (metrics, both dialects' keys) from the code; see scripts/gendocs.ts.
+# test/unit/docs/readme-references.test.ts fails when README.md is not what this writes.
+docs: deps
+	node_modules/.bin/tsc -p scripts/gendocs.tsconfig.json
+	$(NODE) .tmp/docs-build/scripts/gendocs.js README.md
 
 # Benchmarks print figures; they assert nothing. Compiled with the tests' tsconfig into .tmp/bench-build.
 bench: deps prereqs

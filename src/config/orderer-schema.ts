@@ -33,40 +33,40 @@ export interface OrdererSettings {
 /** Defaults are those of Fabric's sample orderer.yaml (reference-behaviour.md), plus fabric-ops' own keys. */
 export const ordererSchema: convict.Schema<OrdererSettings> = {
   Operations: {
-    ListenAddress: stringSetting('127.0.0.1:8443', 'host:port of the operations server; ":port" listens on every interface, port 0 picks a free port'),
+    ListenAddress: stringSetting('127.0.0.1:8443', '`host:port` of the operations server; `:port` listens on every interface, port 0 picks a free port (the start-up log shows it). On Kubernetes use `0.0.0.0:8443`: `127.0.0.1` is unreachable from other pods'),
     MaxConnections: stringSetting('1024', 'fabric-ops: connections the operations server keeps open at once (a whole number, 1 to 1000000); more are closed as soon as they are accepted, without an answer, and counted in `operations_connections_refused`'),
     TLS: {
-      Enabled: booleanSetting(false, 'serve the operations API over TLS'),
-      Certificate: stringSetting('', 'PEM server certificate (relative paths: against the directory of orderer.yaml)'),
-      PrivateKey: stringSetting('', 'PEM server private key'),
-      ClientAuthRequired: booleanSetting(false, 'demand a valid client certificate in the TLS handshake on every path, /healthz included'),
-      ClientRootCAs: listSetting([], 'PEM CA certificates trusted for client certificates'),
+      Enabled: booleanSetting(false, 'serve the operations API over HTTPS, with the rules of the TLS section'),
+      Certificate: stringSetting('', 'server certificate (PEM), required with TLS; a relative path is against the directory of orderer.yaml, as for every file key'),
+      PrivateKey: stringSetting('', 'server private key (PEM), required with TLS'),
+      ClientAuthRequired: booleanSetting(false, 'demand a valid client certificate in the TLS handshake on every path, `/healthz` included'),
+      ClientRootCAs: listSetting([], 'CA certificates (PEM) trusted for client certificates; at least one is required when TLS is on (fabric-ops refuses to start without)'),
       RequireDedicatedCA: booleanSetting(false, 'fabric-ops: refuse to start (instead of warning) when the server certificate chains to an organization CA'),
     },
     HealthCheck: {
-      Timeout: stringSetting('2s', 'fabric-ops: timeout of each health checker (Go duration)'),
+      Timeout: stringSetting('2s', 'fabric-ops: each health checker\'s timeout (Go duration)'),
       ContainerRuntime: {
-        Type: stringSetting('', 'fabric-ops: docker, cri, auto or none; empty: none'),
-        Endpoint: stringSetting('', 'fabric-ops: unix:///path, /path or (docker) tcp://host:port; empty: the runtime type\'s usual socket'),
-        RequiredConditions: listSetting(['RuntimeReady', 'NetworkReady'], 'fabric-ops: CRI conditions that must be true'),
+        Type: stringSetting('', 'fabric-ops: `docker`, `cri`, `auto` or `none`; empty: none'),
+        Endpoint: stringSetting('', 'fabric-ops: `unix:///path`, `/path` or (`docker` only) `tcp://host:port`; empty: the runtime type\'s usual socket'),
+        RequiredConditions: listSetting(['RuntimeReady', 'NetworkReady'], 'fabric-ops: CRI conditions that must be true (`cri` checker)'),
       },
     },
   },
   Metrics: {
-    Provider: stringSetting('disabled', 'prometheus, statsd or disabled'),
+    Provider: stringSetting('disabled', '`prometheus`, `statsd` or `disabled`'),
     Statsd: {
-      Network: stringSetting('udp', 'tcp or udp'),
-      Address: stringSetting('127.0.0.1:8125', 'host:port of the StatsD daemon'),
-      WriteInterval: stringSetting('30s', 'how often metrics are pushed (Go duration)'),
-      Prefix: stringSetting('', 'prepended to every metric name'),
+      Network: stringSetting('udp', '`udp` or `tcp`'),
+      Address: stringSetting('127.0.0.1:8125', '`host:port` of the StatsD daemon'),
+      WriteInterval: stringSetting('30s', 'how often metrics are pushed to StatsD (Go duration: `500ms`, `10s`, `1m30s`)'),
+      Prefix: stringSetting('', 'prepended to every StatsD bucket name, with a trailing `.` added when missing'),
     },
   },
   General: {
     TLS: {
-      RootCAs: listSetting([], 'organization TLS root CAs (dedicated-CA rule)'),
-      ClientRootCAs: listSetting([], 'organization client CAs (dedicated-CA rule)'),
+      RootCAs: listSetting([], 'organization TLS root CAs; read only for the dedicated-CA rule'),
+      ClientRootCAs: listSetting([], 'organization client CAs; read only for the dedicated-CA rule'),
     },
-    LocalMSPDir: stringSetting('', 'local MSP directory; its cacerts/ and tlscacerts/ are organization CAs (dedicated-CA rule)'),
+    LocalMSPDir: stringSetting('', 'local MSP directory; its `cacerts/` and `tlscacerts/` are organization CAs; read only for the dedicated-CA rule'),
   },
 };
 

@@ -37,39 +37,39 @@ export interface PeerSettings {
 /** Defaults are those of Fabric's sample core.yaml (reference-behaviour.md), plus fabric-ops' own keys. */
 export const peerSchema: convict.Schema<PeerSettings> = {
   operations: {
-    listenAddress: stringSetting('127.0.0.1:9443', 'host:port of the operations server; ":port" listens on every interface, port 0 picks a free port'),
+    listenAddress: stringSetting('127.0.0.1:9443', '`host:port` of the operations server; `:port` listens on every interface, port 0 picks a free port (the start-up log shows it). On Kubernetes use `0.0.0.0:9443`: `127.0.0.1` is unreachable from other pods'),
     maxConnections: stringSetting('1024', 'fabric-ops: connections the operations server keeps open at once (a whole number, 1 to 1000000); more are closed as soon as they are accepted, without an answer, and counted in `operations_connections_refused`'),
     tls: {
-      enabled: booleanSetting(false, 'serve the operations API over TLS'),
-      cert: { file: stringSetting('', 'PEM server certificate (relative paths: against the directory of core.yaml)') },
-      key: { file: stringSetting('', 'PEM server private key') },
-      clientAuthRequired: booleanSetting(false, 'demand a valid client certificate in the TLS handshake on every path, /healthz included'),
-      clientRootCAs: { files: listSetting([], 'PEM CA certificates trusted for client certificates') },
+      enabled: booleanSetting(false, 'serve the operations API over HTTPS, with the rules of the TLS section'),
+      cert: { file: stringSetting('', 'server certificate (PEM), required with TLS; a relative path is against the directory of core.yaml, as for every file key') },
+      key: { file: stringSetting('', 'server private key (PEM), required with TLS') },
+      clientAuthRequired: booleanSetting(false, 'demand a valid client certificate in the TLS handshake on every path, `/healthz` included'),
+      clientRootCAs: { files: listSetting([], 'CA certificates (PEM) trusted for client certificates; at least one is required when TLS is on (fabric-ops refuses to start without)') },
       requireDedicatedCA: booleanSetting(false, 'fabric-ops: refuse to start (instead of warning) when the server certificate chains to an organization CA'),
     },
     healthCheck: {
-      timeout: stringSetting('2s', 'fabric-ops: timeout of each health checker (Go duration)'),
+      timeout: stringSetting('2s', 'fabric-ops: each health checker\'s timeout (Go duration)'),
       containerRuntime: {
-        type: stringSetting('', 'fabric-ops: docker, cri, auto or none; empty: docker when vm.endpoint is set (as Fabric), else none'),
-        endpoint: stringSetting('', 'fabric-ops: unix:///path, /path or (docker) tcp://host:port; empty: the runtime type\'s usual socket'),
-        requiredConditions: listSetting(['RuntimeReady', 'NetworkReady'], 'fabric-ops: CRI conditions that must be true'),
+        type: stringSetting('', 'fabric-ops: `docker`, `cri`, `auto` or `none`; empty: `docker` when `vm.endpoint` is set (as Fabric), else none'),
+        endpoint: stringSetting('', 'fabric-ops: `unix:///path`, `/path` or (`docker` only) `tcp://host:port`; empty: the runtime type\'s usual socket'),
+        requiredConditions: listSetting(['RuntimeReady', 'NetworkReady'], 'fabric-ops: CRI conditions that must be true (`cri` checker)'),
       },
     },
   },
   metrics: {
-    provider: stringSetting('disabled', 'prometheus, statsd or disabled'),
+    provider: stringSetting('disabled', '`prometheus`, `statsd` or `disabled`'),
     statsd: {
-      network: stringSetting('udp', 'tcp or udp'),
-      address: stringSetting('127.0.0.1:8125', 'host:port of the StatsD daemon'),
-      writeInterval: stringSetting('10s', 'how often metrics are pushed (Go duration)'),
-      prefix: stringSetting('', 'prepended to every metric name'),
+      network: stringSetting('udp', '`udp` or `tcp`'),
+      address: stringSetting('127.0.0.1:8125', '`host:port` of the StatsD daemon'),
+      writeInterval: stringSetting('10s', 'how often metrics are pushed to StatsD (Go duration: `500ms`, `10s`, `1m30s`)'),
+      prefix: stringSetting('', 'prepended to every StatsD bucket name, with a trailing `.` added when missing'),
     },
   },
   vm: {
-    endpoint: stringSetting('', 'Docker endpoint; when set, Fabric registers the docker health checker'),
+    endpoint: stringSetting('', 'Docker endpoint (Fabric\'s sample core.yaml sets `unix:///var/run/docker.sock`); when set, the docker health checker pings it, as Fabric registers it'),
     docker: {
       tls: {
-        enabled: booleanSetting(false, 'talk TLS to the Docker daemon'),
+        enabled: booleanSetting(false, 'talk TLS to the Docker daemon (docker checker)'),
         ca: { file: stringSetting('', 'CA certificate of the Docker daemon') },
         cert: { file: stringSetting('', 'client certificate for the Docker daemon') },
         key: { file: stringSetting('', 'client key for the Docker daemon') },
@@ -78,10 +78,10 @@ export const peerSchema: convict.Schema<PeerSettings> = {
   },
   peer: {
     tls: {
-      rootcert: { file: stringSetting('', 'organization TLS root CA (dedicated-CA rule)') },
-      clientRootCAs: { files: listSetting([], 'organization client CAs (dedicated-CA rule)') },
+      rootcert: { file: stringSetting('', 'organization TLS root CA; read only for the dedicated-CA rule') },
+      clientRootCAs: { files: listSetting([], 'organization client CAs; read only for the dedicated-CA rule') },
     },
-    mspConfigPath: stringSetting('', 'local MSP directory; its cacerts/ and tlscacerts/ are organization CAs (dedicated-CA rule)'),
+    mspConfigPath: stringSetting('', 'local MSP directory; its `cacerts/` and `tlscacerts/` are organization CAs; read only for the dedicated-CA rule'),
   },
 };
 

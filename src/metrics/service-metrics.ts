@@ -18,10 +18,15 @@ export interface ServiceMetrics {
   connectionsRefused: Counter;
 }
 
+/**
+ * `help` is the Prometheus HELP text (Fabric's own for Fabric's metrics); `doc`, where it says
+ * more, is the meaning shown in the README's metrics table (scripts/gendocs.ts, `make docs`).
+ */
 export const serviceMetricOptions = {
   fabricVersion: {
     name: 'fabric_version',
     help: 'The active version of Fabric.',
+    doc: 'always 1; `version` is the fabric-ops package version (Fabric: the Fabric version)',
     labelNames: ['version'],
     statsdFormat: '%{#fqname}.%{version}',
   },
@@ -29,6 +34,7 @@ export const serviceMetricOptions = {
     namespace: 'logging',
     name: 'entries_checked',
     help: 'Number of log entries checked against the active logging level',
+    doc: "log calls made, whatever the active logging spec (Fabric's `logging_entries_checked`)",
     labelNames: ['level'],
     statsdFormat: '%{#fqname}.%{level}',
   },
@@ -36,6 +42,7 @@ export const serviceMetricOptions = {
     namespace: 'logging',
     name: 'entries_written',
     help: 'Number of log entries that are written',
+    doc: "log calls the active spec let through and that were written (Fabric's `logging_entries_written`)",
     labelNames: ['level'],
     statsdFormat: '%{#fqname}.%{level}',
   },
@@ -43,11 +50,13 @@ export const serviceMetricOptions = {
     namespace: 'logging',
     name: 'spec_changes',
     help: 'Number of times the logging specification was changed',
+    doc: 'successful changes of the logging spec (`PUT /logspec` or `setLogSpec()`)',
   },
   healthCheckDuration: {
     namespace: 'health',
     name: 'check_duration_seconds',
     help: 'Time one health checker took, in seconds',
+    doc: 'time one health checker took, one observation per checker per `/healthz` run',
     labelNames: ['component'],
     statsdFormat: '%{#fqname}.%{component}',
   },
@@ -55,6 +64,7 @@ export const serviceMetricOptions = {
     namespace: 'health',
     name: 'check_status',
     help: 'Result of the last run of a health checker: 1 passed, 0 failed',
+    doc: "result of the checker's last run: 1 passed, 0 failed (or timed out)",
     labelNames: ['component'],
     statsdFormat: '%{#fqname}.%{component}',
   },
@@ -62,6 +72,7 @@ export const serviceMetricOptions = {
     namespace: 'operations',
     name: 'requests',
     help: 'Requests answered by the operations server, by route and status code',
+    doc: 'requests answered by the operations server; `route` is the matched route (`/logspec`, `/healthz`, `/version`, `/metrics`; in StatsD without its slash: `healthz`) or `unmatched`, `code` the status code',
     labelNames: ['route', 'code'],
     statsdFormat: '%{#fqname}.%{route}.%{code}',
   },
