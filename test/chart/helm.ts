@@ -1,0 +1,138 @@
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { parseAllDocuments } from 'yaml';
+
+/** Test support for the chart: the real helm binary, rendering, and schema validation. */
+
+export const repoRoot = path.resolve(__dirname, '../..');
+export const chartDir = path.join(repoRoot, 'charts', 'fabric-ops');
+
+/**
+ * `$HELM`, else `helm` on the PATH, else ../shared/tools/helm (see that folder's README).
+ * A missing helm fails the test; it is never a reason to skip.
+ */
+export function helmBinary(): string {
+  const fromEnv = process.env.HELM;
+  if (fromEnv !== undefined && fromEnv !== '') return fromEnv;
+  const onPath = spawnSync('sh', ['-c', 'command -v helm'], { encoding: 'utf8' });
+  if (onPath.status === 0 && onPath.stdout.trim() !== '') return onPath.stdout.trim();
+  const shared = path.resolve(repoRoot, '..', 'shared', 'tools', 'helm');
+  if (fs.existsSync(shared)) return shared;
+  throw new Error('test prerequisite missing: helm (set $HELM, put helm on the PATH, or provide ../shared/tools/helm)');
+}
+
+export interface HelmRun {
+  status: number;
+  stdout: string;
+  stderr: string;
+}
+
+export function helm(args: string[], cwd = repoRoot): HelmRun {
+  const run = spawnSync(helmBinary(), args, { cwd, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  if (run.error) throw run.error;
+  return { status: run.status ?? -1, stdout: run.stdout, stderr: run.stderr };
+}
+
+/** A rendered Kubernetes object, loosely typed: tests read fields by path. */
+export interface K8sObject {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  spec?: Record<string, unknown>;
+  data?: Record<string, string>;
+  [key: string]: unknown;
+}
+
+export interface RenderOptions {
+  set?: Record<string, string | number | boolean | null>;
+  /** Values as JSON (helm --set-json), for lists and maps. */
+  setJson?: Record<string, unknown>;
+  apiVersions?: string[];
+  namespace?: string;
+  release?: string;
+  chart?: string;
+  /** Extra helm arguments, e.g. --show-only. */
+  extra?: string[];
+}
+
+export const defaultRelease = 'peer0';
+export const defaultNamespace = 'org1';
+
+export function templateArgs(options: RenderOptions = {}): string[] {
+  const args = ['template', options.release ?? defaultRelease, options.chart ?? chartDir, '--namespace', options.namespace ?? defaultNamespace];
+  for (const [key, value] of Object.entries(options.set ?? {})) args.push('--set', `${key}=${value === null ? 'null' : String(value)}`);
+  for (const [key, value] of Object.entries(options.setJson ?? {})) args.push('--set-json', `${key}=${JSON.stringify(value)}`);
+  for (const apiVersion of options.apiVersions ?? []) args.push('--api-versions', apiVersion);
+  args.push(...(options.extra ?? []));
+  return args;
+}
+
+export function parseObjects(stream: string): K8sObject[] {
+  return parseAllDocuments(stream)
+    .map((document) => {
+      if (document.errors.length > 0) throw new Error(`rendered YAML does not parse: ${document.errors[0]?.message}`);
+      return document.toJS() as K8sObject | null;
+    })
+    .filter((object): object is K8sObject => object !== null && object !== undefined);
+}
+
+/** helm template; throws with helm's stderr when it fails. */
+export function render(options: RenderOptions = {}): { yaml: string; objects: K8sObject[] } {
+  const run = helm(templateArgs(options));
+  if (run.status !== 0) throw new Error(`helm ${templateArgs(options).join(' ')} failed (${run.status}): ${run.stderr}`);
+  return { yaml: run.stdout, objects: parseObjects(run.stdout) };
+}
+
+/** helm template that must fail: returns helm's error text. */
+export function renderFailure(options: RenderOptions): string {
+  const run = helm(templateArgs(options));
+  if (run.status === 0) throw new Error(`helm ${templateArgs(options).join(' ')} rendered, but a failure was expected`);
+  return run.stderr;
+}
+
+export interface ValidationResult {
+  index: number;
+  apiVersion: string;
+  kind: string;
+  name: string | null;
+  errors: string[];
+}
+
+/**
+ * Runs scripts/chart-validate.mjs on the objects (a child process: kubernetes-models is ESM only,
+ * which jest's module system cannot load). One result per object, in order.
+ */
+export function validateObjects(objects: K8sObject[]): ValidationResult[] {
+  const input = objects.map((object) => `---\n${JSON.stringify(object)}\n`).join('');
+  const run = spawnSync(process.execPath, [path.join(repoRoot, 'scripts', 'chart-validate.mjs')], {
+    cwd: repoRoot,
+    input,
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  if (run.status !== 0 && run.status !== 1) throw new Error(`chart-validate.mjs failed (${run.status}): ${run.stderr}`);
+  return JSON.parse(run.stdout) as ValidationResult[];
+}
+
+export function find(objects: K8sObject[], kind: string, name?: string): K8sObject {
+  const found = objects.filter((object) => object.kind === kind && (name === undefined || object.metadata.name === name));
+  if (found.length !== 1) {
+    throw new Error(`expected one ${kind}${name ? ` ${name}` : ''}, found ${found.length} among ${objects.map((o) => `${o.kind}/${o.metadata.name}`).join(', ')}`);
+  }
+  return found[0] as K8sObject;
+}
+
+export function kinds(objects: K8sObject[]): string[] {
+  return objects.map((object) => `${object.kind}/${object.metadata.name}`).sort();
+}
+
+/** Reads a nested field: at(obj, 'spec', 'template', 'spec'). */
+export function at<T = unknown>(value: unknown, ...keys: (string | number)[]): T {
+  let current: unknown = value;
+  for (const key of keys) {
+    if (current === null || typeof current !== 'object') throw new Error(`no field ${keys.join('.')} (stopped at ${String(key)})`);
+    current = (current as Record<string | number, unknown>)[key];
+  }
+  return current as T;
+}
