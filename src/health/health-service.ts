@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { DuplicateCheckerError, InvalidCheckerNameError } from '../errors';
+import type { OperationsEvent } from '../events/types';
 import type { Logger, LoggerFactory } from '../logging/types';
 import type { Gauge, Histogram } from '../metrics/types';
 import { CheckCancelledError, CheckTimeoutError } from './abort-reasons';
@@ -18,6 +19,8 @@ export interface HealthServiceOptions {
   clock?: Clock;
   loggers: LoggerFactory;
   metrics?: HealthMetrics;
+  /** Told when a checker starts failing or passes again (the same moments as the warn/info log lines). */
+  onStateChange?: (event: Extract<OperationsEvent, { type: 'health.failing' | 'health.recovered' }>) => void;
 }
 
 const componentNamePattern = /^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,99}$/;
@@ -48,6 +51,7 @@ export class HealthService {
   private readonly clock: Clock;
   private readonly logger: Logger;
   private readonly metrics: HealthMetrics | undefined;
+  private readonly onStateChange: HealthServiceOptions['onStateChange'];
   private readonly checkers = new Map<string, HealthChecker>();
   private readonly lastResults = new Map<string, CheckResult>();
   private inFlight: Run | undefined;
@@ -60,6 +64,7 @@ export class HealthService {
     this.clock = options.clock ?? systemClock;
     this.logger = options.loggers.getLogger('health');
     this.metrics = options.metrics;
+    this.onStateChange = options.onStateChange;
   }
 
   register(component: string, checker: HealthChecker): void {
@@ -229,6 +234,7 @@ export class HealthService {
     if (!result.ok) {
       if (previous === undefined || previous.ok) {
         this.logger.warn(`health check ${component} is failing: ${result.reason}`, { component, reason: result.reason });
+        this.onStateChange?.({ type: 'health.failing', component, reason: result.reason });
       } else if (previous.reason !== result.reason) {
         this.logger.debug(`health check ${component} still failing: ${result.reason}`, { component, reason: result.reason });
       }
@@ -236,6 +242,7 @@ export class HealthService {
       this.logger.debug(`health check ${component} is ok`, { component });
     } else if (!previous.ok) {
       this.logger.info(`health check ${component} is ok again (was failing: ${previous.reason})`, { component, previousReason: previous.reason });
+      this.onStateChange?.({ type: 'health.recovered', component, previousReason: previous.reason });
     }
   }
 

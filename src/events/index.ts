@@ -1,0 +1,2 @@
+export { OperationsEventEmitter } from './emitter';
+export type { OperationsEvent, OperationsEventListener, OperationsEventType } from './types';
