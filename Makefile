@@ -66,3 +66,13 @@ compose-up: compose-pki compose-images
 
 clean:
 	rm -rf dist .tools .image
+
+# The Helm chart: copy deploy/'s alert rules into it, check the values docs, lint, package into
+# .tmp/chart. HELM: $HELM, else helm on the PATH, else ../shared/tools/helm (see its README).
+.PHONY: chart
+HELM ?= $(shell command -v helm 2>/dev/null || echo ../shared/tools/helm)
+chart:
+	scripts/chart-sync-rules.sh
+	$(NODE) scripts/chart-docs.js --check
+	$(HELM) lint --strict charts/fabric-ops
+	$(HELM) package charts/fabric-ops --destination .tmp/chart
