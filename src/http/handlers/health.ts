@@ -10,7 +10,8 @@ export function getHealth(domain: OperationsDomain) {
     res.on('close', onClose);
     try {
       const report = await domain.checkHealth(abandoned.signal);
-      if (abandoned.signal.aborted) return;
+      // Answered meanwhile (the 2 min limit, or a stop's grace ran out): nothing more to say.
+      if (abandoned.signal.aborted || res.headersSent) return;
       res.status(report.status === 'OK' ? 200 : 503).json(report);
     } finally {
       res.off('close', onClose);
