@@ -39,6 +39,7 @@ bench: deps prereqs
 	cp src/health/cri.proto .tmp/bench-build/src/health/
 	$(NODE) .tmp/bench-build/bench/metrics.js
 	$(NODE) .tmp/bench-build/bench/health.js
+	$(NODE) .tmp/bench-build/bench/http-hardening.js
 
 # The container image (Dockerfile: npm ci and tsc inside the build). The legacy builder and the
 # host network: it works where BuildKit is missing and npm reaches the registry only from the host.
