@@ -4,6 +4,7 @@ import { settingsReference } from './config/reference';
 import { dialects, type Dialect } from './config/types';
 import { ConfigError, DedicatedCaError, FabricOpsError, ListenError, LogSpecError, TlsMaterialError } from './errors';
 import { OperationsSystem } from './system';
+import { startKubernetesIntegration, type KubernetesIntegration } from './kubernetes';
 import { readVersion } from './version';
 
 const usage = `Usage: fabric-ops [--config FILE] [--dialect peer|orderer]
@@ -103,6 +104,14 @@ async function main(): Promise<void> {
     const { code, lines } = exitCodeFor(err);
     fail(code, lines);
   }
+  let kubernetes: KubernetesIntegration | null;
+  try {
+    kubernetes = await startKubernetesIntegration(system, { env: process.env });
+  } catch (err) {
+    await system.stop(0).catch(() => undefined);
+    const { code, lines } = exitCodeFor(err);
+    fail(code, lines);
+  }
 
   const logger = system.getLogger('operations');
   let signalled = false;
@@ -113,7 +122,9 @@ async function main(): Promise<void> {
     }
     signalled = true;
     logger.info(`received ${signal}; stopping (in-flight requests get up to 10s)`);
-    system.stop().then(
+    Promise.resolve(kubernetes?.stop())
+      .then(() => system.stop())
+      .then(
       () => {
         logger.info('stopped');
         process.exit(exitCodes.ok);

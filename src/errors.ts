@@ -53,3 +53,6 @@ export class MetricOptionsError extends FabricOpsError {}
 
 /** Metric values used wrongly at run time (missing label values, unknown label name). */
 export class MetricLabelsError extends FabricOpsError {}
+
+/** The Kubernetes integration cannot start: no credentials (kubeconfig or service account) could be loaded. */
+export class KubernetesSetupError extends FabricOpsError {}

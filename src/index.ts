@@ -7,6 +7,15 @@ import { OperationsSystem, type StartOptions } from './system';
 export { OperationsSystem, stopGraceMs, type StartOptions } from './system';
 export { loadConfig, type LoadConfigOptions, type LoadedConfig } from './config/load';
 export type { NormalisedConfig, Dialect } from './config/types';
+export type { OperationsEvent, OperationsEventListener, OperationsEventType } from './events';
+export type { CertificateSummary } from './tls/pem';
+export {
+  startKubernetesIntegration,
+  kubernetesApiAccess,
+  type KubernetesHost,
+  type KubernetesIntegration,
+  type KubernetesIntegrationOptions,
+} from './kubernetes';
 export { LoggingSystem, type LogFormat, type LoggingObserver } from './logging/logging-system';
 export { parseLogSpec, formatLogSpec, levelFor, type LogSpec } from './logging/spec';
 export type { Logger, LoggerFactory, LogLevel, LogFields } from './logging/types';

@@ -165,6 +165,24 @@ export function normaliseConfig(input: NormaliseInput): NormalisedConfig {
     dirs: mspDir === '' ? [] : [path.join(mspDir, 'cacerts'), path.join(mspDir, 'tlscacerts')],
   };
 
+  // Kubernetes integration
+  const kubernetes = {
+    events: {
+      enabled: values.boolean(keys.kubernetesEventsEnabled),
+      certificateExpiryWarningDays: check(keys.kubernetesCertificateExpiryWarningDays, parseWarningDays(values.string(keys.kubernetesCertificateExpiryWarningDays)), 30),
+    },
+    logspecConfigMap: {
+      name: values.string(keys.kubernetesLogspecConfigMapName),
+      key: values.string(keys.kubernetesLogspecConfigMapKey),
+    },
+  };
+  if (kubernetes.logspecConfigMap.name !== '' && !configMapName.test(kubernetes.logspecConfigMap.name)) {
+    report(keys.kubernetesLogspecConfigMapName, `${quoted(kubernetes.logspecConfigMap.name)} is not a ConfigMap name (lower-case letters, digits, '-' and '.', at most 253 characters, starting and ending with a letter or digit)`);
+  }
+  if (!configMapKey.test(kubernetes.logspecConfigMap.key)) {
+    report(keys.kubernetesLogspecConfigMapKey, `${quoted(kubernetes.logspecConfigMap.key)} is not a ConfigMap key (letters, digits, '-', '_' and '.', at most 253 characters)`);
+  }
+
   const allProblems = [...readProblems.map((problem) => problem.message), ...problems];
   if (allProblems.length > 0) throw new ConfigError(allProblems);
 
@@ -173,6 +191,7 @@ export function normaliseConfig(input: NormaliseInput): NormalisedConfig {
     configFile: input.configFile,
     operations: { listen, tls, maxConnections },
     organizationCAs,
+    kubernetes,
     metrics: { provider, statsd },
     health: {
       timeoutMs,
@@ -185,6 +204,17 @@ export function normaliseConfig(input: NormaliseInput): NormalisedConfig {
     throw new Error(`internal error: the normalised configuration does not match NormalisedConfigSchema: ${validated.error.message}`);
   }
   return validated.data;
+}
+
+const configMapName = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const configMapKey = /^[-._a-zA-Z0-9]{1,253}$/;
+const maxWarningDays = 3650;
+
+function parseWarningDays(text: string): Parsed<number> {
+  const trimmed = text.trim();
+  const days = /^\d+$/.test(trimmed) ? Number(trimmed) : NaN;
+  if (Number.isSafeInteger(days) && days <= maxWarningDays) return { ok: true, value: days };
+  return { ok: false, problem: `must be a whole number of days from 0 to ${maxWarningDays}; got ${quoted(text)}` };
 }
 
 const maxConnectionCount = 1_000_000;

@@ -19,6 +19,10 @@ export interface OrdererSettings {
       Timeout: string;
       ContainerRuntime: { Type: string; Endpoint: string; RequiredConditions: string[] };
     };
+    Kubernetes: {
+      Events: { Enabled: boolean; CertificateExpiryWarningDays: string };
+      LogspecConfigMap: { Name: string; Key: string };
+    };
   };
   Metrics: {
     Provider: string;
@@ -49,6 +53,16 @@ export const ordererSchema: convict.Schema<OrdererSettings> = {
         Type: stringSetting('', 'fabric-ops: `docker`, `cri`, `auto` or `none`; empty: none'),
         Endpoint: stringSetting('', 'fabric-ops: `unix:///path`, `/path` or (`docker` only) `tcp://host:port`; empty: the runtime type\'s usual socket'),
         RequiredConditions: listSetting(['RuntimeReady', 'NetworkReady'], 'fabric-ops: CRI conditions that must be true (`cri` checker)'),
+      },
+    },
+    Kubernetes: {
+      Events: {
+        Enabled: booleanSetting(false, "fabric-ops: record Kubernetes Events on the service's own Pod (health checks failing and recovering, logging-spec changes, certificate reloads and near expiry); needs `POD_NAME` and `POD_NAMESPACE` (downward API) and a service account allowed to create and patch events"),
+        CertificateExpiryWarningDays: stringSetting('30', "fabric-ops: a Warning Event when the serving certificate expires within this many days (at start, on every reload, and daily); `0`: no such warning"),
+      },
+      LogspecConfigMap: {
+        Name: stringSetting('', "fabric-ops: name of a ConfigMap in the pod's namespace whose key (below) is the logging spec, activated whenever it changes (as `PUT /logspec`); empty: not watched"),
+        Key: stringSetting('logspec', "fabric-ops: key of that ConfigMap holding the logging spec"),
       },
     },
   },
@@ -94,6 +108,10 @@ export const ordererDialect: DialectDefinition = {
     containerRuntimeType: 'Operations.HealthCheck.ContainerRuntime.Type',
     containerRuntimeEndpoint: 'Operations.HealthCheck.ContainerRuntime.Endpoint',
     containerRuntimeRequiredConditions: 'Operations.HealthCheck.ContainerRuntime.RequiredConditions',
+    kubernetesEventsEnabled: 'Operations.Kubernetes.Events.Enabled',
+    kubernetesCertificateExpiryWarningDays: 'Operations.Kubernetes.Events.CertificateExpiryWarningDays',
+    kubernetesLogspecConfigMapName: 'Operations.Kubernetes.LogspecConfigMap.Name',
+    kubernetesLogspecConfigMapKey: 'Operations.Kubernetes.LogspecConfigMap.Key',
   },
   organizationCAFileKeys: ['General.TLS.RootCAs', 'General.TLS.ClientRootCAs'],
   mspDirKey: 'General.LocalMSPDir',

@@ -19,6 +19,10 @@ export interface PeerSettings {
       timeout: string;
       containerRuntime: { type: string; endpoint: string; requiredConditions: string[] };
     };
+    kubernetes: {
+      events: { enabled: boolean; certificateExpiryWarningDays: string };
+      logspecConfigMap: { name: string; key: string };
+    };
   };
   metrics: {
     provider: string;
@@ -53,6 +57,16 @@ export const peerSchema: convict.Schema<PeerSettings> = {
         type: stringSetting('', 'fabric-ops: `docker`, `cri`, `auto` or `none`; empty: `docker` when `vm.endpoint` is set (as Fabric), else none'),
         endpoint: stringSetting('', 'fabric-ops: `unix:///path`, `/path` or (`docker` only) `tcp://host:port`; empty: the runtime type\'s usual socket'),
         requiredConditions: listSetting(['RuntimeReady', 'NetworkReady'], 'fabric-ops: CRI conditions that must be true (`cri` checker)'),
+      },
+    },
+    kubernetes: {
+      events: {
+        enabled: booleanSetting(false, "fabric-ops: record Kubernetes Events on the service's own Pod (health checks failing and recovering, logging-spec changes, certificate reloads and near expiry); needs `POD_NAME` and `POD_NAMESPACE` (downward API) and a service account allowed to create and patch events"),
+        certificateExpiryWarningDays: stringSetting('30', "fabric-ops: a Warning Event when the serving certificate expires within this many days (at start, on every reload, and daily); `0`: no such warning"),
+      },
+      logspecConfigMap: {
+        name: stringSetting('', "fabric-ops: name of a ConfigMap in the pod's namespace whose key (below) is the logging spec, activated whenever it changes (as `PUT /logspec`); empty: not watched"),
+        key: stringSetting('logspec', "fabric-ops: key of that ConfigMap holding the logging spec"),
       },
     },
   },
@@ -109,6 +123,10 @@ export const peerDialect: DialectDefinition = {
     containerRuntimeType: 'operations.healthCheck.containerRuntime.type',
     containerRuntimeEndpoint: 'operations.healthCheck.containerRuntime.endpoint',
     containerRuntimeRequiredConditions: 'operations.healthCheck.containerRuntime.requiredConditions',
+    kubernetesEventsEnabled: 'operations.kubernetes.events.enabled',
+    kubernetesCertificateExpiryWarningDays: 'operations.kubernetes.events.certificateExpiryWarningDays',
+    kubernetesLogspecConfigMapName: 'operations.kubernetes.logspecConfigMap.name',
+    kubernetesLogspecConfigMapKey: 'operations.kubernetes.logspecConfigMap.key',
   },
   organizationCAFileKeys: ['peer.tls.rootcert.file', 'peer.tls.clientRootCAs.files'],
   mspDirKey: 'peer.mspConfigPath',

@@ -93,6 +93,21 @@ export const NormalisedConfigSchema = z.object({
     }),
   }),
   /**
+   * The Kubernetes integration (src/kubernetes), off by default. The normaliser always sets it;
+   * absent (a config built by hand) means off.
+   */
+  kubernetes: z
+    .object({
+      events: z.object({
+        enabled: z.boolean(),
+        /** 0: no near-expiry warning. */
+        certificateExpiryWarningDays: z.number().int().min(0),
+      }),
+      /** name '' means no ConfigMap is watched. */
+      logspecConfigMap: z.object({ name: z.string(), key: z.string() }),
+    })
+    .optional(),
+  /**
    * The dialect's own key names for the settings above, so that errors found after
    * normalisation (an unreadable certificate, say) can name the key the user wrote.
    */
@@ -114,6 +129,10 @@ export const NormalisedConfigSchema = z.object({
     containerRuntimeType: z.string(),
     containerRuntimeEndpoint: z.string(),
     containerRuntimeRequiredConditions: z.string(),
+    kubernetesEventsEnabled: z.string(),
+    kubernetesCertificateExpiryWarningDays: z.string(),
+    kubernetesLogspecConfigMapName: z.string(),
+    kubernetesLogspecConfigMapKey: z.string(),
   }),
 });
 export type NormalisedConfig = z.infer<typeof NormalisedConfigSchema>;

@@ -16,6 +16,10 @@ describe('settingsReference', () => {
       'operations.healthCheck.containerRuntime.type',
       'operations.healthCheck.containerRuntime.endpoint',
       'operations.healthCheck.containerRuntime.requiredConditions',
+      'operations.kubernetes.events.enabled',
+      'operations.kubernetes.events.certificateExpiryWarningDays',
+      'operations.kubernetes.logspecConfigMap.name',
+      'operations.kubernetes.logspecConfigMap.key',
       'metrics.provider',
       'metrics.statsd.network',
       'metrics.statsd.address',
@@ -39,7 +43,8 @@ describe('settingsReference', () => {
 
   it('lists every orderer key with its Fabric environment variable and default', () => {
     const orderer = new Map(settingsReference('orderer').map((setting) => [setting.key, setting]));
-    expect(orderer.size).toBe(20);
+    expect(orderer.size).toBe(24);
+    expect(orderer.get('Operations.Kubernetes.LogspecConfigMap.Name')).toMatchObject({ environmentVariable: 'ORDERER_OPERATIONS_KUBERNETES_LOGSPECCONFIGMAP_NAME', defaultValue: '' });
     expect(orderer.get('Operations.TLS.Certificate')?.environmentVariable).toBe('ORDERER_OPERATIONS_TLS_CERTIFICATE');
     expect(orderer.get('Metrics.Statsd.Address')).toMatchObject({ environmentVariable: 'ORDERER_METRICS_STATSD_ADDRESS', defaultValue: '127.0.0.1:8125' });
     expect(orderer.get('Metrics.Statsd.WriteInterval')?.defaultValue).toBe('30s');

@@ -20,6 +20,7 @@ describe("Fabric's sample configuration files load unchanged", () => {
         maxConnections: 1024,
         tls: { enabled: false, certFile: '', keyFile: '', clientAuthRequired: false, clientRootCAFiles: [], requireDedicatedCA: false },
       },
+      kubernetes: { events: { enabled: false, certificateExpiryWarningDays: 30 }, logspecConfigMap: { name: '', key: 'logspec' } },
       organizationCAs: {
         // peer.tls.rootcert.file and peer.tls.clientRootCAs.files both name tls/ca.crt
         files: [path.join(sampleConfigDir, 'tls/ca.crt')],
@@ -62,6 +63,10 @@ describe("Fabric's sample configuration files load unchanged", () => {
         // the endpoint in use came from Fabric's own key
         containerRuntimeEndpoint: 'vm.endpoint',
         containerRuntimeRequiredConditions: 'operations.healthCheck.containerRuntime.requiredConditions',
+        kubernetesEventsEnabled: 'operations.kubernetes.events.enabled',
+        kubernetesCertificateExpiryWarningDays: 'operations.kubernetes.events.certificateExpiryWarningDays',
+        kubernetesLogspecConfigMapName: 'operations.kubernetes.logspecConfigMap.name',
+        kubernetesLogspecConfigMapKey: 'operations.kubernetes.logspecConfigMap.key',
       },
     });
   });
@@ -79,6 +84,7 @@ describe("Fabric's sample configuration files load unchanged", () => {
         maxConnections: 1024,
         tls: { enabled: false, certFile: '', keyFile: '', clientAuthRequired: false, clientRootCAFiles: [], requireDedicatedCA: false },
       },
+      kubernetes: { events: { enabled: false, certificateExpiryWarningDays: 30 }, logspecConfigMap: { name: '', key: 'logspec' } },
       organizationCAs: {
         // General.TLS.RootCAs; General.TLS.ClientRootCAs is empty in the sample
         files: [path.join(sampleConfigDir, 'tls/ca.crt')],
@@ -115,6 +121,10 @@ describe("Fabric's sample configuration files load unchanged", () => {
         containerRuntimeType: 'Operations.HealthCheck.ContainerRuntime.Type',
         containerRuntimeEndpoint: 'Operations.HealthCheck.ContainerRuntime.Endpoint',
         containerRuntimeRequiredConditions: 'Operations.HealthCheck.ContainerRuntime.RequiredConditions',
+        kubernetesEventsEnabled: 'Operations.Kubernetes.Events.Enabled',
+        kubernetesCertificateExpiryWarningDays: 'Operations.Kubernetes.Events.CertificateExpiryWarningDays',
+        kubernetesLogspecConfigMapName: 'Operations.Kubernetes.LogspecConfigMap.Name',
+        kubernetesLogspecConfigMapKey: 'Operations.Kubernetes.LogspecConfigMap.Key',
       },
     });
   });
