@@ -1,7 +1,8 @@
 import type { SecureContextOptions } from 'node:tls';
 import { loadConfig } from './config/load';
 import type { Dialect, HostPort, NormalisedConfig } from './config/types';
-import { DedicatedCaError } from './errors';
+import { DedicatedCaError, LogSpecError } from './errors';
+import { OperationsEventEmitter, type OperationsEventListener } from './events';
 import { HealthService } from './health/health-service';
 import { createContainerRuntimeChecker } from './health/container-runtime';
 import type { Clock, HealthChecker } from './health/types';
@@ -17,6 +18,7 @@ import { createServiceMetrics, type ServiceMetrics } from './metrics/service-met
 import type { Counter, MetricsProvider, MetricsSystem } from './metrics/types';
 import { describeDedicatedCaViolation, findOrganizationCAs } from './tls/dedicated-ca';
 import { loadTlsMaterial, secureContextOptions, type TlsMaterial } from './tls/material';
+import { summarisePem, type CertificateSummary } from './tls/pem';
 import { TlsMaterialWatcher } from './tls/watcher';
 import { readVersion } from './version';
 
@@ -55,6 +57,8 @@ export class OperationsSystem {
   private watcher: TlsMaterialWatcher | null = null;
   private runtime: { component: string; checker: HealthChecker; close(): void } | null = null;
   private stopping: Promise<void> | null = null;
+  private readonly events: OperationsEventEmitter;
+  private certificate: CertificateSummary | null = null;
 
   private constructor(config: NormalisedConfig, configSource: string, options: StartOptions) {
     this.config = config;
@@ -73,7 +77,9 @@ export class OperationsSystem {
       checked: (level) => checked[level].add(1),
       written: (level) => written[level].add(1),
     });
+    this.events = new OperationsEventEmitter(this.logging.getLogger('operations.events'));
     this.health = new HealthService({
+      onStateChange: (event) => this.events.emit(event),
       timeoutMs: config.health.timeoutMs,
       clock: options.clock,
       loggers: this.logging,
@@ -112,6 +118,7 @@ export class OperationsSystem {
     if (config.operations.tls.enabled) {
       material = loadTlsMaterial(config.operations.tls, config.keys);
       this.enforceDedicatedCa(material, 'start');
+      this.recordCertificate(material);
       tls = { context: secureContextOptions(material), clientAuthRequired: config.operations.tls.clientAuthRequired };
     }
 
@@ -142,7 +149,10 @@ export class OperationsSystem {
         onChange: (next) => {
           this.enforceDedicatedCa(next, 'reload');
           server.setSecureContext(secureContextOptions(next));
+          const certificate = this.recordCertificate(next);
+          this.events.emit({ type: 'tls.reloaded', subject: certificate.subject, notAfter: certificate.notAfter, fingerprint: next.fingerprint });
         },
+        onFailure: (problem) => this.events.emit({ type: 'tls.reloadRefused', reason: problem }),
       });
       this.watcher.start();
     }
@@ -151,6 +161,17 @@ export class OperationsSystem {
       config: this.configSource,
       metricsProvider: config.metrics.provider,
     });
+  }
+
+  /** The expiry gauges, and the summary `servingCertificate` returns. */
+  private recordCertificate(material: TlsMaterial): CertificateSummary {
+    const certificate = summarisePem(material.certPem);
+    this.certificate = certificate;
+    const expiry = this.serviceMetrics.tlsCertificateExpiry;
+    expiry.with({ certificate: 'server' }).set(Date.parse(certificate.notAfter) / 1000);
+    const caExpiries = material.clientCAPems.map((pem) => Date.parse(summarisePem(pem).notAfter) / 1000);
+    if (caExpiries.length > 0) expiry.with({ certificate: 'client_ca' }).set(Math.min(...caExpiries));
+    return certificate;
   }
 
   /** Spec 2.2 / 5.6: the server certificate must not come from an organization CA. */
@@ -179,7 +200,7 @@ export class OperationsSystem {
    * The change is logged at info when the `operations` logger shows info under the old
    * spec or the new one, so that silencing the service does not hide who silenced it.
    */
-  private changeLogSpec(spec: string, actor: RequestActor | { caller: 'library' }): void {
+  private changeLogSpec(spec: string, actor: RequestActor | { caller: string }): void {
     const previous = this.logging.getSpec();
     const current = formatLogSpec(parseLogSpec(spec));
     const message = `logging specification changed from '${previous}' to '${current}'`;
@@ -189,6 +210,7 @@ export class OperationsSystem {
     this.logging.setSpec(spec);
     if (!loggedBefore) this.logger.info(message, fields);
     this.serviceMetrics.logspecChanges.add(1);
+    this.events.emit({ type: 'logspec.changed', previous, current, actor: describeActor(actor) });
   }
 
   get url(): string {
@@ -217,9 +239,29 @@ export class OperationsSystem {
     return this.logging.getSpec();
   }
 
-  /** Throws LogSpecError on an invalid spec; then nothing changed. */
-  setLogSpec(spec: string): void {
-    this.changeLogSpec(spec, { caller: 'library' });
+  /**
+   * Throws LogSpecError on an invalid spec; then nothing changed (and a `logspec.refused` event
+   * is emitted). `actor` names who asked, in the log and in events; default `local`.
+   */
+  setLogSpec(spec: string, actor?: string): void {
+    try {
+      this.changeLogSpec(spec, { caller: actor ?? 'library' });
+    } catch (error) {
+      if (error instanceof LogSpecError) {
+        this.events.emit({ type: 'logspec.refused', spec, reason: error.message, actor: actor ?? 'local', active: this.logging.getSpec() });
+      }
+      throw error;
+    }
+  }
+
+  /** Subscribes to what the system reports (health changes, logspec changes, TLS reloads); returns the unsubscribe function. */
+  onEvent(listener: OperationsEventListener): () => void {
+    return this.events.subscribe(listener);
+  }
+
+  /** The serving certificate in use (updated on every reload), or null without TLS. */
+  get servingCertificate(): CertificateSummary | null {
+    return this.certificate;
   }
 
   /** Stops accepting, lets in-flight requests finish (at most graceMs), flushes metrics. Idempotent. */
@@ -233,4 +275,9 @@ export class OperationsSystem {
     })();
     return this.stopping;
   }
+}
+
+function describeActor(actor: RequestActor | { caller: string }): string {
+  if ('caller' in actor) return actor.caller === 'library' ? 'local' : actor.caller;
+  return actor.certificateSubject ?? `anonymous ${actor.remoteAddress}`;
 }

@@ -16,6 +16,8 @@ export interface ServiceMetrics {
   requests: Counter;
   /** Connections closed on accept because operations.maxConnections were open. */
   connectionsRefused: Counter;
+  /** Label certificate: `server` (the serving certificate) or `client_ca` (the earliest among the client root CAs). */
+  tlsCertificateExpiry: Gauge;
 }
 
 /**
@@ -82,6 +84,15 @@ export const serviceMetricOptions = {
     help: 'Connections closed on accept because the operations server had its maximum of connections open',
     doc: 'connections closed as soon as they were accepted, without an answer, because `operations.maxConnections` (orderer: `Operations.MaxConnections`) were open',
   },
+  tlsCertificateExpiry: {
+    namespace: 'operations',
+    subsystem: 'tls',
+    name: 'certificate_expiry_timestamp_seconds',
+    help: 'notAfter of the serving certificate (certificate="server") and the earliest notAfter among the client root CAs (certificate="client_ca"), in seconds since the epoch',
+    doc: 'when the serving certificate (`certificate="server"`) and the first-expiring client root CA (`certificate="client_ca"`) expire, in seconds since the epoch; set at start and on every reload, only with TLS; alert on `... - time() < 14 * 86400`',
+    labelNames: ['certificate'],
+    statsdFormat: '%{#fqname}.%{certificate}',
+  },
 } as const;
 
 /**
@@ -98,5 +109,6 @@ export function createServiceMetrics(provider: MetricsProvider, version: string)
     healthCheckStatus: provider.newGauge(serviceMetricOptions.healthCheckStatus),
     requests: provider.newCounter(serviceMetricOptions.requests),
     connectionsRefused: provider.newCounter(serviceMetricOptions.connectionsRefused),
+    tlsCertificateExpiry: provider.newGauge(serviceMetricOptions.tlsCertificateExpiry),
   };
 }

@@ -19,6 +19,8 @@ export interface TlsMaterialWatcherOptions {
   onChange: (material: TlsMaterial) => void;
   /** Poll period; default 1000. */
   intervalMs?: number;
+  /** Told each reload failure that is logged (the same problem is told once, as it is logged once). */
+  onFailure?: (problem: string) => void;
 }
 
 /**
@@ -101,6 +103,7 @@ export class TlsMaterialWatcher {
   private reportFailure(problem: string): void {
     if (problem === this.lastFailure) return;
     this.lastFailure = problem;
+    this.options.onFailure?.(problem);
     this.options.logger.error(`TLS material not reloaded, keeping the current certificate: ${problem}`, {
       problem,
       fingerprint: this.current.fingerprint,
