@@ -4,8 +4,10 @@ NODE := $(shell scripts/node24.sh)
 # (the default is the base scripts/build-node-base.sh makes for machines without an image registry).
 NODE_IMAGE ?= fabric-ops/node-base:24
 IMAGE ?= fabric-ops:latest
+# What /version answers in the image (and its org.opencontainers.image.revision label).
+GIT_COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 
-.PHONY: run test build deps prereqs bench image compose-pki compose-images compose-up clean docs
+.PHONY: run test compat build deps prereqs bench bench-prereqs image compose-pki compose-images compose-up clean docs
 
 # `npm install --no-save` rather than `npm ci`: it installs the locked versions but, unlike
 # `npm ci`, tolerates a registry that lacks other platforms' optional binaries (unrs-resolver's).
@@ -27,6 +29,11 @@ prereqs:
 test: build prereqs
 	$(NODE) node_modules/jest/bin/jest.js --ci
 
+# The differential suite against the real Fabric peer and orderer (FABRIC_HOME: another release);
+# rewrites docs/compatibility.md and the README's deviations section from the run.
+compat: deps prereqs
+	COMPAT_WRITE=1 $(NODE) node_modules/jest/bin/jest.js --ci test/compat
+
 # The README's reference tables (metrics, both dialects' keys) from the code; see scripts/gendocs.ts.
 # test/unit/docs/readme-references.test.ts fails when README.md is not what this writes.
 docs: deps
@@ -34,12 +41,19 @@ docs: deps
 	$(NODE) .tmp/docs-build/scripts/gendocs.js README.md
 
 # Benchmarks print figures; they assert nothing. Compiled with the tests' tsconfig into .tmp/bench-build.
-bench: deps prereqs
+# bench/http.ts runs the compiled command (dist/) beside bare node:http(s) and express 5, loaded by
+# wrk (Debian package; installed here when missing); BENCH_ARGS="--rounds 5 --seconds 5" for more.
+bench: build prereqs bench-prereqs
 	node_modules/.bin/tsc -p tsconfig.json --outDir .tmp/bench-build
 	cp src/health/cri.proto .tmp/bench-build/src/health/
 	$(NODE) .tmp/bench-build/bench/metrics.js
 	$(NODE) .tmp/bench-build/bench/health.js
 	$(NODE) .tmp/bench-build/bench/http-hardening.js
+	$(NODE) .tmp/bench-build/bench/http.js $(BENCH_ARGS)
+
+bench-prereqs:
+	command -v wrk >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends wrk >/dev/null; }
+	command -v taskset >/dev/null 2>&1 || { echo "bench: taskset (util-linux) is missing" >&2; exit 1; }
 
 # The container image (Dockerfile: npm ci and tsc inside the build). The legacy builder and the
 # host network: it works where BuildKit is missing and npm reaches the registry only from the host.
@@ -49,7 +63,7 @@ image:
 	  --build-arg NODE_IMAGE=$(NODE_IMAGE) \
 	  --build-arg NPM_CONFIG_REGISTRY="$$(npm config get registry 2>/dev/null || echo https://registry.npmjs.org/)" \
 	  --build-arg VERSION="$$(sed -n 's/^  "version": "\(.*\)",$$/\1/p' package.json)" \
-	  --build-arg GIT_COMMIT="$$(git rev-parse HEAD 2>/dev/null || echo unknown)" \
+	  --build-arg GIT_COMMIT=$(GIT_COMMIT) \
 	  --build-arg BUILD_DATE="$$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
 	  --build-arg SOURCE_URL="$$(git remote get-url origin 2>/dev/null || echo unknown)" \
 	  -t $(IMAGE) .

@@ -21,7 +21,7 @@ if [ "$force" = 0 ] && [ "$complete" = 1 ] \
   echo "compose-pki: $dir is ready" >&2
   exit 0
 fi
-mkdir -p "$dir"
+mkdir -p "$dir" && chmod 755 "$dir"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1" 2>/dev/null; }

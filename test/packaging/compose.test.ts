@@ -1,0 +1,177 @@
+/**
+ * docker-compose.yml with Debian's docker-compose 1.29: fabric-ops and fabric-ops-statsd (the image
+ * built here), the StatsD daemon and Prometheus (local images: nothing is pulled), a throwaway PKI
+ * from scripts/compose-pki.sh. Prometheus must scrape fabric-ops over mutual TLS and StatsD must
+ * receive fabric-ops-statsd's lines. Uses the file's fixed loopback ports.
+ */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer, Socket } from 'node:net';
+import { createSocket } from 'node:dgram';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { request } from '../support/http';
+import { requireCommand } from '../support/prerequisites';
+import { buildTestImage, delay, headCommit, localBase, repoRoot, run, testImage } from './image-build';
+
+const project = `fabric-ops-compose-test-${process.pid}`;
+const tcpPorts = [9443, 9444, 9090, 8126];
+const udpPorts = [8125];
+
+function tcpFree(port: number): Promise<boolean> {
+  return new Promise((done) => {
+    const server = createServer();
+    server.once('error', () => done(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => done(true)));
+  });
+}
+
+function udpFree(port: number): Promise<boolean> {
+  return new Promise((done) => {
+    const socket = createSocket('udp4');
+    socket.once('error', () => done(false));
+    socket.bind(port, '127.0.0.1', () => socket.close(() => done(true)));
+  });
+}
+
+/** One command to the StatsD management console; resolves with its answer up to END. */
+function statsdAdmin(command: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = new Socket();
+    let text = '';
+    const timer = setTimeout(() => socket.destroy(new Error(`statsd console: no END after ${command}`)), 3000);
+    socket.on('data', (chunk: Buffer) => {
+      text += chunk.toString('utf8');
+      if (text.includes('END')) {
+        clearTimeout(timer);
+        socket.end();
+        resolve(text);
+      }
+    });
+    socket.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    socket.connect(8126, '127.0.0.1', () => socket.write(`${command}\n`));
+  });
+}
+
+async function eventually<T>(what: string, timeoutMs: number, attempt: () => Promise<T | null>): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  for (;;) {
+    try {
+      const value = await attempt();
+      if (value !== null) return value;
+    } catch (error) {
+      last = (error as Error).message;
+    }
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms${last ? ` (last error: ${last})` : ''}`);
+    await delay(500);
+  }
+}
+
+interface TargetsAnswer {
+  data: { activeTargets: { scrapeUrl: string; health: string; lastError: string; labels: Record<string, string> }[] };
+}
+interface QueryAnswer {
+  data: { result: { metric: Record<string, string>; value: [number, string] }[] };
+}
+
+describe('docker-compose.yml (docker-compose 1.29)', () => {
+  let work: string;
+  let pki: string;
+  let env: NodeJS.ProcessEnv;
+  let started = false;
+  const compose = (...args: string[]): Promise<string> => run('docker-compose', ['-f', join(repoRoot, 'docker-compose.yml'), '-p', project, ...args], env, 5 * 60_000);
+
+  beforeAll(async () => {
+    requireCommand('docker-compose', 'run scripts/test-prereqs.sh (Debian: apt-get install docker-compose)');
+    requireCommand('openssl', 'run scripts/test-prereqs.sh (Debian: apt-get install openssl)');
+    requireCommand('prometheus', 'run scripts/test-prereqs.sh (Debian: apt-get install prometheus)');
+    await buildTestImage(await headCommit());
+    await run(join(repoRoot, 'scripts', 'build-compose-images.sh'), [], { ...process.env, NODE_IMAGE: localBase });
+    work = await mkdtemp(join(tmpdir(), 'fabric-ops-compose-'));
+    pki = join(work, 'pki');
+    await run(join(repoRoot, 'scripts', 'compose-pki.sh'), [pki]);
+    const busy = [
+      ...(await Promise.all(tcpPorts.map(async (port) => ((await tcpFree(port)) ? null : `tcp ${port}`)))),
+      ...(await Promise.all(udpPorts.map(async (port) => ((await udpFree(port)) ? null : `udp ${port}`)))),
+    ].filter((port): port is string => port !== null);
+    if (busy.length > 0) throw new Error(`docker-compose.yml listens on fixed loopback ports; in use here: ${busy.join(', ')}`);
+    env = {
+      ...process.env,
+      FABRIC_OPS_IMAGE: testImage,
+      NODE_IMAGE: localBase,
+      PROMETHEUS_IMAGE: 'fabric-ops/prometheus:local',
+      STATSD_IMAGE: 'fabric-ops/compose-statsd:local',
+      FABRIC_OPS_COMPOSE_PKI: pki,
+    };
+    started = true;
+    await compose('up', '-d', '--no-build');
+  }, 25 * 60_000);
+
+  afterAll(async () => {
+    if (started) await compose('down', '-v', '--remove-orphans');
+    if (work) await rm(work, { recursive: true, force: true });
+  }, 120_000);
+
+  it('brings the four services up, fabric-ops containers read-only as UID 10001', async () => {
+    const ids = (await compose('ps', '-q')).trim().split('\n').filter(Boolean);
+    expect(ids).toHaveLength(4);
+    const states = JSON.parse(await run('docker', ['inspect', ...ids])) as {
+      Name: string;
+      State: { Running: boolean };
+      Config: { User: string };
+      HostConfig: { ReadonlyRootfs: boolean; NetworkMode: string };
+    }[];
+    for (const state of states) {
+      expect({ name: state.Name, running: state.State.Running, network: state.HostConfig.NetworkMode }).toEqual({ name: state.Name, running: true, network: 'host' });
+    }
+    const fabricOps = states.filter((state) => /_fabric-ops(-statsd)?_\d+$/.test(state.Name));
+    expect(fabricOps).toHaveLength(2);
+    for (const state of fabricOps) expect([state.Config.User, state.HostConfig.ReadonlyRootfs]).toEqual(['10001:10001', true]);
+  });
+
+  it('serves /metrics over TLS only to a client certificate from the compose CA', async () => {
+    const ca = await readFile(join(pki, 'ca.crt'), 'utf8');
+    const client = {
+      cert: join(pki, 'prometheus.crt'),
+      key: join(pki, 'prometheus.key'),
+      certPem: await readFile(join(pki, 'prometheus.crt'), 'utf8'),
+      keyPem: await readFile(join(pki, 'prometheus.key'), 'utf8'),
+    };
+    const health = await eventually('fabric-ops /healthz over HTTPS', 30_000, async () => {
+      const answer = await request('https://localhost:9443/healthz', { ca });
+      return answer.status === 200 ? answer : null;
+    });
+    expect(health.json).toMatchObject({ status: 'OK' });
+    expect((await request('https://localhost:9443/metrics', { ca })).status).toBe(401);
+    const metrics = await request('https://localhost:9443/metrics', { ca, client });
+    expect(metrics.status).toBe(200);
+    expect(metrics.body).toMatch(/^fabric_version\{/m);
+  });
+
+  it('Prometheus reports the fabric-ops target up over https with mutual TLS', async () => {
+    const target = await eventually('Prometheus target up', 60_000, async () => {
+      const answer = await request('http://127.0.0.1:9090/api/v1/targets?state=active');
+      if (answer.status !== 200) return null;
+      const found = (answer.json as TargetsAnswer).data.activeTargets.find((t) => t.labels.job === 'fabric-ops');
+      return found?.health === 'up' ? found : null;
+    });
+    expect(target).toMatchObject({ scrapeUrl: 'https://127.0.0.1:9443/metrics', lastError: '' });
+    const query = await request(`http://127.0.0.1:9090/api/v1/query?query=${encodeURIComponent('fabric_version{job="fabric-ops"}')}`);
+    const series = (query.json as QueryAnswer).data.result;
+    expect(series.length).toBeGreaterThan(0);
+    expect(series[0]?.value[1]).toBe('1');
+  });
+
+  it('StatsD receives the lines fabric-ops-statsd pushes', async () => {
+    const gauges = await eventually('peer0.fabric_version in the StatsD gauges', 30_000, async () => {
+      const answer = await statsdAdmin('gauges');
+      return answer.includes("'peer0.fabric_version.") ? answer : null;
+    });
+    expect(gauges).toMatch(/'peer0\.fabric_version\.[^']+': 1/);
+    const logs = await compose('logs', '--no-color', 'statsd');
+    expect(logs).toMatch(/DEBUG: peer0\.fabric_version\.[^:]+:1\|g/);
+  });
+});

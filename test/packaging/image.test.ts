@@ -1,0 +1,133 @@
+/**
+ * The container image (Dockerfile), built here with `make image` on the local base and run the way
+ * an operator would: read-only root filesystem, host network, a config mounted at
+ * /etc/hyperledger/fabric, stopped with `docker stop`.
+ */
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { request } from '../support/http';
+import { freeTcpPort } from '../support/ports';
+import { buildTestImage, delay, headCommit, packageVersion, run, testImage } from './image-build';
+
+interface ContainerState {
+  Running: boolean;
+  ExitCode: number;
+  OOMKilled: boolean;
+}
+interface Inspected {
+  Config: { User: string; Labels: Record<string, string>; Env: string[]; Entrypoint: string[] };
+  HostConfig: { ReadonlyRootfs: boolean; NetworkMode: string };
+  State: ContainerState;
+}
+
+/** The container's output: the service logs to stderr, which `docker logs` replays on its own stderr. */
+async function containerLogs(id: string): Promise<string> {
+  return run('sh', ['-c', 'docker logs "$1" 2>&1', 'sh', id]);
+}
+
+async function inspect(id: string): Promise<Inspected> {
+  const [first] = JSON.parse(await run('docker', ['inspect', id])) as Inspected[];
+  if (!first) throw new Error(`docker inspect ${id}: nothing`);
+  return first;
+}
+
+describe('the fabric-ops image', () => {
+  const name = `fabric-ops-image-test-${process.pid}`;
+  let commit: string;
+  let version: string;
+  let configDir: string;
+  let port: number;
+  let containerId = '';
+
+  beforeAll(async () => {
+    commit = await headCommit();
+    version = await packageVersion();
+    await buildTestImage(commit);
+    port = await freeTcpPort();
+    configDir = await mkdtemp(join(tmpdir(), 'fabric-ops-image-config-'));
+    await chmod(configDir, 0o755); // readable by the image's UID 10001
+    // Only the mounted file names this port: an answer on it shows the file was read.
+    await writeFile(
+      join(configDir, 'core.yaml'),
+      ['operations:', `  listenAddress: 127.0.0.1:${port}`, '  healthCheck:', '    containerRuntime:', '      type: none', 'metrics:', '  provider: prometheus', ''].join('\n'),
+      { mode: 0o644 },
+    );
+    containerId = (
+      await run('docker', ['run', '-d', '--name', name, '--read-only', '--network', 'host', '-v', `${configDir}:/etc/hyperledger/fabric:ro`, testImage])
+    ).trim();
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const answer = await request(`http://127.0.0.1:${port}/healthz`, { timeoutMs: 1000 }).catch(() => null);
+      if (answer?.status === 200) break;
+      if (Date.now() > deadline || !(await inspect(containerId)).State.Running) {
+        const logs = await containerLogs(containerId).catch((error: Error) => error.message);
+        throw new Error(`the container did not answer /healthz on 127.0.0.1:${port}; its output:\n${logs}`);
+      }
+      await delay(200);
+    }
+  }, 25 * 60_000);
+
+  afterAll(async () => {
+    await run('docker', ['rm', '-f', name]).catch(() => undefined);
+    if (configDir) await rm(configDir, { recursive: true, force: true });
+  });
+
+  it('answers /healthz and /version with the baked commit and the package version', async () => {
+    const health = await request(`http://127.0.0.1:${port}/healthz`);
+    expect(health.status).toBe(200);
+    expect(health.json).toMatchObject({ status: 'OK' });
+    const answer = await request(`http://127.0.0.1:${port}/version`);
+    expect(answer.status).toBe(200);
+    expect(answer.json).toEqual({ CommitSHA: commit, Version: version });
+  });
+
+  it('read the configuration mounted at /etc/hyperledger/fabric (FABRIC_CFG_PATH)', async () => {
+    const logs = await containerLogs(containerId);
+    expect(logs).toContain('core.yaml at /etc/hyperledger/fabric/core.yaml (peer dialect)');
+    expect(logs).toContain(`listening on http://127.0.0.1:${port}`);
+    const metrics = await request(`http://127.0.0.1:${port}/metrics`);
+    expect(metrics.status).toBe(200); // provider prometheus, from the mounted file
+    const details = await inspect(containerId);
+    expect(details.Config.Env).toContain('FABRIC_CFG_PATH=/etc/hyperledger/fabric');
+  });
+
+  it('runs as the fixed non-root UID:GID 10001:10001 on a read-only root filesystem, node as PID 1', async () => {
+    const details = await inspect(containerId);
+    expect(details.Config.User).toBe('10001:10001');
+    expect(details.HostConfig.ReadonlyRootfs).toBe(true);
+    const top = (await run('docker', ['top', containerId, '-o', 'pid,uid,gid,args'])).trim().split('\n').slice(1);
+    expect(top).toHaveLength(1);
+    expect(top[0]?.trim().split(/\s+/).slice(1, 4)).toEqual(['10001', '10001', 'node']);
+    const pid1 = await run('docker', ['exec', containerId, 'cat', '/proc/1/cmdline']);
+    expect(pid1.split('\0').filter(Boolean)).toEqual(['node', '/opt/fabric-ops/dist/cli.js']);
+    await expect(run('docker', ['exec', containerId, 'sh', '-c', 'echo x > /opt/fabric-ops/written'])).rejects.toThrow(/Read-only file system/);
+  });
+
+  it('carries the OCI labels, and production dependencies only', async () => {
+    const labels = (await inspect(testImage)).Config.Labels;
+    expect(labels).toMatchObject({
+      'org.opencontainers.image.title': 'fabric-ops',
+      'org.opencontainers.image.version': version,
+      'org.opencontainers.image.revision': commit,
+      'org.opencontainers.image.licenses': 'Apache-2.0',
+    });
+    expect(labels['org.opencontainers.image.source']).toBeDefined();
+    expect(Date.parse(labels['org.opencontainers.image.created'] ?? '')).not.toBeNaN();
+    const modules = (await run('docker', ['run', '--rm', '--network', 'none', '--entrypoint', 'ls', testImage, '/opt/fabric-ops/node_modules'])).split('\n');
+    expect(modules).toEqual(expect.arrayContaining(['express', 'prom-client', 'hot-shots', 'bunyan']));
+    for (const dev of ['typescript', 'jest', 'ts-jest', 'testcontainers', 'statsd']) expect(modules).not.toContain(dev);
+  });
+
+  it('stops on SIGTERM with exit status 0 within docker stop -t 2 (no SIGKILL)', async () => {
+    const started = Date.now();
+    await run('docker', ['stop', '-t', '2', containerId]);
+    const tookMs = Date.now() - started;
+    const state = (await inspect(containerId)).State;
+    expect(state.Running).toBe(false);
+    // 137 would mean docker had to SIGKILL it after the 2 s grace period.
+    expect(state.ExitCode).toBe(0);
+    expect(await containerLogs(containerId)).toContain('received SIGTERM; stopping');
+    console.info(`docker stop -t 2 returned after ${tookMs} ms, exit status ${state.ExitCode}`);
+  });
+});
