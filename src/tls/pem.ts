@@ -44,8 +44,9 @@ export function summariseCertificate(certificate: X509Certificate): CertificateS
     subject: oneLineName(certificate.subject),
     issuer: oneLineName(certificate.issuer),
     serial: certificate.serialNumber,
-    notBefore: certificate.validFromDate.toISOString(),
-    notAfter: certificate.validToDate.toISOString(),
+    // validFrom/validTo (text) rather than validFromDate/validToDate, which Node.js before 22.10 lacks.
+    notBefore: new Date(certificate.validFrom).toISOString(),
+    notAfter: new Date(certificate.validTo).toISOString(),
     fingerprint: certificate.fingerprint256,
   };
 }

@@ -3,8 +3,13 @@ import { readFileSync } from 'node:fs';
 import type { TlsConfig } from '../config/types';
 import { ConfigError } from '../errors';
 import type { Logger } from '../logging/types';
+import type { Counter } from '../metrics/types';
 import { type ConfigKeys, type TlsMaterial, loadTlsMaterial, sameTlsMaterial } from './material';
-import { summarisePem } from './pem';
+import { type CertificateSummary, summarisePem } from './pem';
+
+function describeError(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
 
 export interface TlsMaterialWatcherOptions {
   tls: TlsConfig;
@@ -19,12 +24,18 @@ export interface TlsMaterialWatcherOptions {
   onChange: (material: TlsMaterial) => void;
   /** Poll period; default 1000. */
   intervalMs?: number;
+  /** Counts each reload failure that is logged (files refused, material refused, or any exception). */
+  failures?: Pick<Counter, 'add'>;
   /** Told each reload failure that is logged (the same problem is told once, as it is logged once). */
   onFailure?: (problem: string) => void;
+  /** Reads and checks the files; default loadTlsMaterial (tests inject failures here). */
+  load?: (tls: TlsConfig, keys: ConfigKeys) => TlsMaterial;
 }
 
 /**
  * Reloads the server certificate, key and client root CAs when their contents change.
+ * Nothing that goes wrong while reloading leaves this class: it is logged, counted, and the
+ * current material keeps serving (a timer callback that threw would end the process).
  *
  * Polls by reading the files: a Kubernetes secret update re-points a symlinked `..data`
  * directory, which file watchers on the (unchanged) symlink paths never see. Reading a few
@@ -38,11 +49,13 @@ export class TlsMaterialWatcher {
   /** Digest of the files' raw contents at the last poll that looked at them. */
   private lastDigest: string | undefined;
   private lastFailure: string | undefined;
+  private readonly load: (tls: TlsConfig, keys: ConfigKeys) => TlsMaterial;
 
   constructor(options: TlsMaterialWatcherOptions) {
     this.options = options;
     this.intervalMs = options.intervalMs ?? 1000;
     this.current = options.current;
+    this.load = options.load ?? loadTlsMaterial;
   }
 
   start(): void {
@@ -57,20 +70,31 @@ export class TlsMaterialWatcher {
     this.timer = undefined;
   }
 
-  /** One poll: reload when the files' contents differ from the last poll. */
+  /** One poll: reload when the files' contents differ from the last poll. Never throws. */
   checkNow(): void {
+    try {
+      this.poll();
+    } catch (error) {
+      // Not a refusal of the files but a fault on the way (a bug, a missing API, EMFILE...):
+      // look again at the next poll; a repeated failure is logged once.
+      this.lastDigest = undefined;
+      this.reportFailure(`unexpected error while reloading: ${describeError(error)}`);
+    }
+  }
+
+  private poll(): void {
     const digest = this.digestFiles();
     if (digest === this.lastDigest) return;
     this.lastDigest = digest;
 
     let material: TlsMaterial;
     try {
-      material = loadTlsMaterial(this.options.tls, this.options.keys);
+      material = this.load(this.options.tls, this.options.keys);
     } catch (error) {
       // The files are read again for loading, so they may have changed since the digest:
       // retry at the next poll (a repeated failure is logged only once).
       this.lastDigest = undefined;
-      this.reportFailure(error instanceof ConfigError ? error.problems.join('; ') : String(error));
+      this.reportFailure(error instanceof ConfigError ? error.problems.join('; ') : describeError(error));
       return;
     }
     this.lastFailure = undefined;
@@ -84,25 +108,35 @@ export class TlsMaterialWatcher {
     }
     const previous = this.current;
     this.current = material;
-    const certificate = summarisePem(material.certPem);
+    this.logReload(material, previous);
+  }
+
+  private logReload(material: TlsMaterial, previous: TlsMaterial): void {
+    const fields = {
+      fingerprint: material.fingerprint,
+      certificateChanged: material.certPem !== previous.certPem,
+      clientRootCAsChanged: material.clientCAPems.join('') !== previous.clientCAPems.join(''),
+      clientRootCAs: material.clientCAPems.length,
+    };
+    let certificate: CertificateSummary;
+    try {
+      certificate = summarisePem(material.certPem);
+    } catch (error) {
+      // The material is in use already: say so, without the details that could not be read.
+      this.options.logger.info(`TLS material reloaded: server certificate ${material.fingerprint} (not described: ${describeError(error)})`, fields);
+      return;
+    }
     this.options.logger.info(
       `TLS material reloaded: server certificate subject "${certificate.subject}", serial ${certificate.serial}, ` +
         `valid until ${certificate.notAfter}`,
-      {
-        subject: certificate.subject,
-        serial: certificate.serial,
-        notAfter: certificate.notAfter,
-        fingerprint: material.fingerprint,
-        certificateChanged: material.certPem !== previous.certPem,
-        clientRootCAsChanged: material.clientCAPems.join('') !== previous.clientCAPems.join(''),
-        clientRootCAs: material.clientCAPems.length,
-      },
+      { subject: certificate.subject, serial: certificate.serial, notAfter: certificate.notAfter, ...fields },
     );
   }
 
   private reportFailure(problem: string): void {
     if (problem === this.lastFailure) return;
     this.lastFailure = problem;
+    this.options.failures?.add(1);
     this.options.onFailure?.(problem);
     this.options.logger.error(`TLS material not reloaded, keeping the current certificate: ${problem}`, {
       problem,

@@ -1,14 +1,20 @@
 import { X509Certificate } from 'node:crypto';
 import { once } from 'node:events';
+import { copyFile, mkdir, writeFile } from 'node:fs/promises';
 import { type Server, createServer, get } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import type { TlsConfig } from '../../src/config/types';
-import { loadTlsMaterial, secureContextOptions } from '../../src/tls/material';
+import { serviceMetricOptions } from '../../src/metrics/service-metrics';
+import { PrometheusProvider } from '../../src/metrics/prometheus/provider';
+import { OperationsSystem } from '../../src/system';
+import { type TlsMaterial, loadTlsMaterial, secureContextOptions } from '../../src/tls/material';
 import { TlsMaterialWatcher } from '../../src/tls/watcher';
 import { CaptureLoggers } from '../support/capture-logger';
-import { baseTestConfig } from '../support/config';
+import { baseTestConfig, testConfig } from '../support/config';
+import { request as httpRequest } from '../support/http';
+import { LogCapture } from '../support/log-capture';
 import { type KeyPair, type KubernetesSecretVolume, createKubernetesSecretVolume, createTestPki, type TestPki } from '../support/pki';
 
 /**
@@ -144,3 +150,149 @@ describe('certificate rotation on a live server', () => {
     expect((await request()).fingerprint).toBe(before.fingerprint);
   });
 });
+
+/** An HTTPS server on `pki.server` whose files a watcher polls every 50 ms, with an injectable loader. */
+async function serverWithWatcher(dir: string, load?: (tls: TlsConfig, keys: typeof baseKeys) => TlsMaterial) {
+  await Promise.all([
+    copyFile(pki.server.cert, join(dir, 'tls.crt')),
+    copyFile(pki.server.key, join(dir, 'tls.key')),
+    copyFile(pki.clientCA.cert, join(dir, 'ca.crt')),
+  ]);
+  const tls: TlsConfig = {
+    enabled: true,
+    certFile: join(dir, 'tls.crt'),
+    keyFile: join(dir, 'tls.key'),
+    clientAuthRequired: false,
+    clientRootCAFiles: [join(dir, 'ca.crt')],
+    requireDedicatedCA: false,
+  };
+  const material = loadTlsMaterial(tls, baseKeys);
+  const live = createServer(secureContextOptions(material), (_request, response) => response.end('ok'));
+  live.listen(0, '127.0.0.1');
+  await once(live, 'listening');
+  const metrics = new PrometheusProvider({ defaultMetrics: false });
+  const captured = new CaptureLoggers();
+  const liveWatcher = new TlsMaterialWatcher({
+    tls,
+    keys: baseKeys,
+    logger: captured.getLogger('operations.tls'),
+    current: material,
+    intervalMs: 50,
+    failures: metrics.newCounter(serviceMetricOptions.tlsReloadFailures),
+    onChange: (next) => live.setSecureContext(secureContextOptions(next)),
+    ...(load ? { load } : {}),
+  });
+  liveWatcher.start();
+  const servedFingerprint = (): Promise<string> =>
+    new Promise((resolve, reject) => {
+      const req = get(
+        { host: '127.0.0.1', port: (live.address() as AddressInfo).port, path: '/', servername: 'localhost', ca: [pki.serverCA.certPem], agent: false },
+        (response) => {
+          resolve((response.socket as TLSSocket).getPeerCertificate().fingerprint256);
+          response.resume();
+        },
+      );
+      req.once('error', reject);
+    });
+  const failuresCounted = async (): Promise<number> => {
+    const { body } = await metrics.scrape.render(undefined);
+    return Number(/^operations_tls_reload_failures_total (\d+)$/m.exec(body)?.[1] ?? 'NaN');
+  };
+  const close = (): void => {
+    liveWatcher.stop();
+    live.closeAllConnections();
+    live.close();
+  };
+  return { tls, captured, servedFingerprint, failuresCounted, close };
+}
+
+const baseKeys = baseTestConfig().keys;
+
+describe('a failure in the reload path never ends the process', () => {
+  it('a loader that throws a TypeError: logged once, counted once, and the current certificate keeps serving', async () => {
+    let loads = 0;
+    const h = await serverWithWatcher(await mkdirFresh('throwing-loader'), () => {
+      loads += 1;
+      throw new TypeError("Cannot read properties of undefined (reading 'toISOString')");
+    });
+    try {
+      const rotated = await pki.issue('rotated-but-loader-throws', 'serverCA');
+      await writeFile(h.tls.certFile, rotated.certPem);
+      await writeFile(h.tls.keyFile, rotated.keyPem);
+      await pollUntil(async () => loads, (n) => n >= 3, rotationDeadlineMs);
+      expect(loads).toBeGreaterThanOrEqual(3); // retried at every poll
+      expect(h.captured.find('error', /./).map((e) => e.msg)).toEqual([
+        "TLS material not reloaded, keeping the current certificate: TypeError: Cannot read properties of undefined (reading 'toISOString')",
+      ]);
+      expect(await h.failuresCounted()).toBe(1);
+      expect(await h.servedFingerprint()).toBe(fingerprintOf(pki.server));
+    } finally {
+      h.close();
+    }
+  });
+
+  it('on a Node.js without X509Certificate.validToDate (Node 20) the new certificate is taken and the process lives', async () => {
+    const h = await serverWithWatcher(await mkdirFresh('no-validToDate'));
+    const descriptor = Object.getOwnPropertyDescriptor(X509Certificate.prototype, 'validToDate');
+    Object.defineProperty(X509Certificate.prototype, 'validToDate', { get: () => undefined, configurable: true });
+    try {
+      const rotated = await pki.issue('rotated-on-node-20', 'serverCA');
+      await writeFile(h.tls.certFile, rotated.certPem);
+      await writeFile(h.tls.keyFile, rotated.keyPem);
+      const served = await pollUntil(h.servedFingerprint, (f) => f === fingerprintOf(rotated), rotationDeadlineMs);
+      expect(served).toBe(fingerprintOf(rotated));
+      await new Promise((resolve) => setTimeout(resolve, 200)); // a few more polls
+      expect(h.captured.find('error', /./)).toEqual([]);
+      expect(h.captured.find('info', /TLS material reloaded/).map((e) => e.fields.notAfter)).toEqual([new Date(new X509Certificate(rotated.certPem).validTo).toISOString()]);
+      expect(await h.failuresCounted()).toBe(0);
+    } finally {
+      if (descriptor) Object.defineProperty(X509Certificate.prototype, 'validToDate', descriptor);
+      h.close();
+    }
+  });
+});
+
+describe('the operations system counts failed reloads in operations_tls_reload_failures_total', () => {
+  it('a mismatched pair is refused, logged, counted on /metrics, and the current certificate keeps serving', async () => {
+    const dir = await mkdirFresh('system');
+    await Promise.all([copyFile(pki.server.cert, join(dir, 'tls.crt')), copyFile(pki.server.key, join(dir, 'tls.key'))]);
+    const logs = new LogCapture();
+    const system = await OperationsSystem.start({
+      config: testConfig({
+        operations: {
+          tls: { enabled: true, certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key'), clientAuthRequired: false, clientRootCAFiles: [pki.clientCA.cert] },
+        },
+        metrics: { provider: 'prometheus' },
+      }),
+      env: { FABRIC_LOGGING_FORMAT: 'json' },
+      logStream: logs,
+      tlsPollIntervalMs: 50,
+    });
+    try {
+      const scrape = async (): Promise<string> => (await httpRequest(`${system.url}/metrics`, { ca: pki.serverCA.certPem, client: pki.client })).body;
+      expect(await scrape()).toMatch(/^operations_tls_reload_failures_total 0$/m);
+      const stray = await pki.issue('system-stray', 'serverCA');
+      await writeFile(join(dir, 'tls.crt'), stray.certPem);
+      const body = await pollUntil(scrape, (text) => /^operations_tls_reload_failures_total 1$/m.test(text), rotationDeadlineMs);
+      expect(body).toMatch(/^operations_tls_reload_failures_total 1$/m);
+      expect(logs.matching(/TLS material not reloaded.*does not match the certificate/)).toHaveLength(1);
+      const served = await new Promise<string>((resolve, reject) => {
+        const req = get({ host: '127.0.0.1', port: system.address.port, path: '/version', servername: 'localhost', ca: [pki.serverCA.certPem], agent: false }, (response) => {
+          resolve((response.socket as TLSSocket).getPeerCertificate().fingerprint256);
+          response.resume();
+        });
+        req.once('error', reject);
+      });
+      expect(served).toBe(fingerprintOf(pki.server));
+    } finally {
+      await system.stop();
+    }
+  });
+});
+
+let freshCount = 0;
+async function mkdirFresh(name: string): Promise<string> {
+  const dir = join(pki.dir, `${name}-${++freshCount}`);
+  await mkdir(dir, { recursive: true });
+  return dir;
+}

@@ -203,6 +203,59 @@ describe('TlsMaterialWatcher', () => {
     expect(h.logs.find('info', /reloaded/)).toEqual([]);
   });
 
+  it('never lets an exception out of a poll: logged once with its type, counted, retried, the old material kept', async () => {
+    const dir = join(root, `case-${++caseCount}`);
+    await mkdir(dir);
+    await Promise.all([copyFile(pki.server.cert, join(dir, 'tls.crt')), copyFile(pki.server.key, join(dir, 'tls.key')), copyFile(pki.clientCA.cert, join(dir, 'ca.crt'))]);
+    const tls: TlsConfig = { enabled: true, certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key'), clientAuthRequired: false, clientRootCAFiles: [join(dir, 'ca.crt')], requireDedicatedCA: false };
+    const logs = new CaptureLoggers();
+    let failures = 0;
+    let fault: Error | null = new RangeError('Maximum call stack size exceeded');
+    const changes: TlsMaterial[] = [];
+    const watcher = new TlsMaterialWatcher({
+      tls,
+      keys,
+      logger: logs.getLogger('operations.tls'),
+      current: loadTlsMaterial(tls, keys),
+      failures: { add: (delta) => (failures += delta) },
+      load: (config, configKeys) => {
+        if (fault) throw fault;
+        return loadTlsMaterial(config, configKeys);
+      },
+      onChange: (material) => changes.push(material),
+    });
+    const next = await pki.issue('fault', 'serverCA');
+    await writeFile(tls.certFile, next.certPem);
+    await writeFile(tls.keyFile, next.keyPem);
+    expect(() => watcher.checkNow()).not.toThrow();
+    expect(() => watcher.checkNow()).not.toThrow();
+    expect(changes).toEqual([]);
+    expect(failures).toBe(1);
+    expect(logs.find('error', /./).map((e) => e.msg)).toEqual(['TLS material not reloaded, keeping the current certificate: RangeError: Maximum call stack size exceeded']);
+
+    fault = null;
+    watcher.checkNow();
+    expect(changes.map((m) => m.fingerprint)).toEqual([fingerprintOf(next)]);
+    expect(failures).toBe(1);
+  });
+
+  it('a certificate that cannot be described once in use is still reported as reloaded', async () => {
+    const h = await plainFiles();
+    const next = await pki.issue('undescribed', 'serverCA');
+    await writeFile(h.tls.certFile, next.certPem);
+    await writeFile(h.tls.keyFile, next.keyPem);
+    const descriptor = Object.getOwnPropertyDescriptor(X509Certificate.prototype, 'subject');
+    Object.defineProperty(X509Certificate.prototype, 'subject', { get: () => { throw new TypeError('no subject here'); }, configurable: true });
+    try {
+      expect(() => h.watcher.checkNow()).not.toThrow();
+    } finally {
+      if (descriptor) Object.defineProperty(X509Certificate.prototype, 'subject', descriptor);
+    }
+    expect(h.changes.map((m) => m.fingerprint)).toEqual([fingerprintOf(next)]);
+    expect(h.logs.find('info', /./).map((e) => e.msg)).toEqual([`TLS material reloaded: server certificate ${fingerprintOf(next)} (not described: TypeError: no subject here)`]);
+    expect(h.logs.find('error', /./)).toEqual([]);
+  });
+
   it('polls every second by default, on a timer that stop() removes', async () => {
     jest.useFakeTimers();
     try {
