@@ -145,6 +145,7 @@ export class OperationsSystem {
         logger: this.logging.getLogger('operations.tls'),
         current: material,
         intervalMs: options.tlsPollIntervalMs,
+        failures: this.serviceMetrics.tlsReloadFailures,
         // Throwing refuses the new material: the watcher logs why and keeps the old.
         onChange: (next) => {
           this.enforceDedicatedCa(next, 'reload');

@@ -16,6 +16,8 @@ export interface ServiceMetrics {
   requests: Counter;
   /** Connections closed on accept because operations.maxConnections were open. */
   connectionsRefused: Counter;
+  /** Certificate reloads that failed (refused files or material, or an exception); the old material kept serving. */
+  tlsReloadFailures: Counter;
   /** Label certificate: `server` (the serving certificate) or `client_ca` (the earliest among the client root CAs). */
   tlsCertificateExpiry: Gauge;
 }
@@ -84,6 +86,13 @@ export const serviceMetricOptions = {
     help: 'Connections closed on accept because the operations server had its maximum of connections open',
     doc: 'connections closed as soon as they were accepted, without an answer, because `operations.maxConnections` (orderer: `Operations.MaxConnections`) were open',
   },
+  tlsReloadFailures: {
+    namespace: 'operations',
+    subsystem: 'tls',
+    name: 'reload_failures',
+    help: 'Reloads of the TLS certificate, key or client CAs that failed; the current material kept serving',
+    doc: 'changed certificate, key or client-CA files that could not be loaded or were refused, or an error while reloading; counted once per distinct failure, as it is logged; the current material keeps serving',
+  },
   tlsCertificateExpiry: {
     namespace: 'operations',
     subsystem: 'tls',
@@ -109,6 +118,7 @@ export function createServiceMetrics(provider: MetricsProvider, version: string)
     healthCheckStatus: provider.newGauge(serviceMetricOptions.healthCheckStatus),
     requests: provider.newCounter(serviceMetricOptions.requests),
     connectionsRefused: provider.newCounter(serviceMetricOptions.connectionsRefused),
+    tlsReloadFailures: provider.newCounter(serviceMetricOptions.tlsReloadFailures),
     tlsCertificateExpiry: provider.newGauge(serviceMetricOptions.tlsCertificateExpiry),
   };
 }
