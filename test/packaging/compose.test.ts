@@ -163,7 +163,7 @@ describe('docker-compose.yml (docker-compose 1.29)', () => {
     const series = (query.json as QueryAnswer).data.result;
     expect(series.length).toBeGreaterThan(0);
     expect(series[0]?.value[1]).toBe('1');
-  });
+  }, 90_000);
 
   it('StatsD receives the lines fabric-ops-statsd pushes', async () => {
     const gauges = await eventually('peer0.fabric_version in the StatsD gauges', 30_000, async () => {
@@ -173,5 +173,5 @@ describe('docker-compose.yml (docker-compose 1.29)', () => {
     expect(gauges).toMatch(/'peer0\.fabric_version\.[^']+': 1/);
     const logs = await compose('logs', '--no-color', 'statsd');
     expect(logs).toMatch(/DEBUG: peer0\.fabric_version\.[^:]+:1\|g/);
-  });
+  }, 60_000);
 });
