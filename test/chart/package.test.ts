@@ -21,7 +21,7 @@ test('helm package produces fabric-ops-<package.json version>.tgz whose version 
   expect(run.stderr).toBe('');
   expect(run.status).toBe(0);
   expect(readdirSync(out)).toEqual([`fabric-ops-${packageVersion}.tgz`]);
-  const extract = spawnSync('tar', ['-xzf', path.join(out, `fabric-ops-${packageVersion}.tgz`), '-C', out], { encoding: 'utf8' });
+  const extract = spawnSync('tar', ['--touch', '-xzf', path.join(out, `fabric-ops-${packageVersion}.tgz`), '-C', out], { encoding: 'utf8' });
   expect(extract.stderr).toBe('');
   const chart = parse(readFileSync(path.join(out, 'fabric-ops', 'Chart.yaml'), 'utf8')) as { apiVersion: string; version: string; appVersion: string };
   expect(chart).toMatchObject({ apiVersion: 'v2', version: packageVersion, appVersion: packageVersion });
