@@ -4,6 +4,8 @@ NODE := $(shell scripts/node24.sh)
 # (the default is the base scripts/build-node-base.sh makes for machines without an image registry).
 NODE_IMAGE ?= fabric-ops/node-base:24
 IMAGE ?= fabric-ops:latest
+# The package version: `make image` also tags fabric-ops:<version>, the Helm chart's default tag.
+VERSION := $(shell sed -n 's/^  "version": "\(.*\)",$$/\1/p' package.json)
 # What /version answers in the image (and its org.opencontainers.image.revision label).
 GIT_COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 
@@ -62,11 +64,11 @@ image:
 	DOCKER_BUILDKIT=0 docker build --network host \
 	  --build-arg NODE_IMAGE=$(NODE_IMAGE) \
 	  --build-arg NPM_CONFIG_REGISTRY="$$(npm config get registry 2>/dev/null || echo https://registry.npmjs.org/)" \
-	  --build-arg VERSION="$$(sed -n 's/^  "version": "\(.*\)",$$/\1/p' package.json)" \
+	  --build-arg VERSION=$(VERSION) \
 	  --build-arg GIT_COMMIT=$(GIT_COMMIT) \
 	  --build-arg BUILD_DATE="$$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
 	  --build-arg SOURCE_URL="$$(git remote get-url origin 2>/dev/null || echo unknown)" \
-	  -t $(IMAGE) .
+	  -t $(IMAGE) -t fabric-ops:$(VERSION) .
 
 # docker-compose.yml: its throwaway PKI, the local images it needs without a registry, and `up`.
 COMPOSE ?= $(shell docker compose version >/dev/null 2>&1 && echo 'docker compose' || echo docker-compose)

@@ -16,6 +16,7 @@ interface ContainerState {
   OOMKilled: boolean;
 }
 interface Inspected {
+  Id: string;
   Config: { User: string; Labels: Record<string, string>; Env: string[]; Entrypoint: string[] };
   HostConfig: { ReadonlyRootfs: boolean; NetworkMode: string };
   State: ContainerState;
@@ -113,6 +114,8 @@ describe('the fabric-ops image', () => {
       'org.opencontainers.image.licenses': 'Apache-2.0',
     });
     expect(labels['org.opencontainers.image.source']).toBeDefined();
+    // `make image` also tags fabric-ops:<version>, the Helm chart's default image.
+    expect((await inspect(`fabric-ops:${version}`)).Id).toBe((await inspect(testImage)).Id);
     expect(Date.parse(labels['org.opencontainers.image.created'] ?? '')).not.toBeNaN();
     const modules = (await run('docker', ['run', '--rm', '--network', 'none', '--entrypoint', 'ls', testImage, '/opt/fabric-ops/node_modules'])).split('\n');
     expect(modules).toEqual(expect.arrayContaining(['express', 'prom-client', 'hot-shots', 'bunyan']));
