@@ -1,139 +1,23 @@
 #!/usr/bin/env node
-import { parseArgs } from 'node:util';
-import { settingsReference } from './config/reference';
-import { dialects, type Dialect } from './config/types';
-import { ConfigError, DedicatedCaError, FabricOpsError, ListenError, LogSpecError, TlsMaterialError } from './errors';
-import { OperationsSystem } from './system';
-import { startKubernetesIntegration, type KubernetesIntegration } from './kubernetes';
-import { readVersion } from './version';
+// Checks the Node.js version before the command and its dependencies are loaded: they may use
+// APIs that an older Node.js lacks, which would fail later and less clearly.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { nodeVersionProblem } from './node-version';
 
-const usage = `Usage: fabric-ops [--config FILE] [--dialect peer|orderer]
-
-Runs the operations service of a Hyperledger Fabric peer or orderer: /logspec, /healthz,
-/metrics and /version, with mutual TLS as the node's configuration says.
-
-Options:
-  -c, --config FILE      core.yaml (peer) or orderer.yaml (orderer); the dialect is
-                         detected from the file's top-level keys
-  -d, --dialect DIALECT  peer or orderer: force the dialect, or pick the file in
-                         $FABRIC_CFG_PATH (core.yaml / orderer.yaml)
-  -k, --list-keys        list every configuration key read in the dialect (default
-                         peer), with its environment variable and default
-  -h, --help             show this help
-  -v, --version          show the version
-
-Without --config, $FABRIC_CFG_PATH/core.yaml or orderer.yaml is read; without either,
-the embedded defaults of Fabric's sample core.yaml (or orderer.yaml with --dialect orderer).
-Environment overrides use Fabric's names: CORE_OPERATIONS_LISTENADDRESS, ORDERER_METRICS_PROVIDER, ...
-FABRIC_LOGGING_SPEC sets the initial logging specification, FABRIC_LOGGING_FORMAT=json gives JSON lines.
-
-Exit status: 0 after a clean stop (SIGTERM, SIGINT), 1 when the server cannot run
-(address in use), 2 for a configuration error.
-`;
-
-export const exitCodes = { ok: 0, runtime: 1, config: 2 } as const;
-
-function fail(code: number, lines: readonly string[]): never {
-  for (const line of lines) process.stderr.write(`fabric-ops: ${line}\n`);
-  process.exit(code);
-}
-
-function parseCommandLine(argv: string[]): { configFile?: string; dialect?: Dialect } {
-  let parsed;
+function requiredNodeVersion(): string | null {
   try {
-    parsed = parseArgs({
-      args: argv,
-      options: {
-        config: { type: 'string', short: 'c' },
-        dialect: { type: 'string', short: 'd' },
-        'list-keys': { type: 'boolean', short: 'k' },
-        help: { type: 'boolean', short: 'h' },
-        version: { type: 'boolean', short: 'v' },
-      },
-      strict: true,
-      allowPositionals: false,
-    });
-  } catch (err) {
-    fail(exitCodes.config, [(err as Error).message, 'run fabric-ops --help for usage']);
+    const pkg = JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { engines?: { node?: unknown } };
+    return typeof pkg.engines?.node === 'string' ? pkg.engines.node : null;
+  } catch {
+    return null;
   }
-  const { values } = parsed;
-  if (values.help) {
-    process.stdout.write(usage);
-    process.exit(exitCodes.ok);
-  }
-  if (values.version) {
-    const { Version, CommitSHA } = readVersion();
-    process.stdout.write(`fabric-ops ${Version} (commit ${CommitSHA})\n`);
-    process.exit(exitCodes.ok);
-  }
-  const dialect = values.dialect;
-  if (dialect !== undefined && !(dialects as readonly string[]).includes(dialect)) {
-    fail(exitCodes.config, [`--dialect: must be one of ${dialects.join(', ')}; got "${dialect}"`]);
-  }
-  if (values['list-keys']) {
-    process.stdout.write(formatKeyList((dialect as Dialect | undefined) ?? 'peer'));
-    process.exit(exitCodes.ok);
-  }
-  return { configFile: values.config, dialect: dialect as Dialect | undefined };
 }
 
-function formatKeyList(dialect: Dialect): string {
-  const lines = settingsReference(dialect).map((setting) => {
-    const fallback = Array.isArray(setting.defaultValue) ? `[${setting.defaultValue.join(', ')}]` : String(setting.defaultValue);
-    return `${setting.key}  (${setting.environmentVariable}, ${setting.kind}, default ${fallback === '' ? '""' : fallback})\n    ${setting.doc}\n`;
-  });
-  return `Configuration keys read in the ${dialect} dialect:\n\n${lines.join('')}`;
+const required = requiredNodeVersion();
+const problem = required === null ? null : nodeVersionProblem(process.versions.node, required);
+if (problem !== null) {
+  process.stderr.write(`fabric-ops: ${problem}\n`);
+  process.exit(2);
 }
-
-function exitCodeFor(err: unknown): { code: number; lines: readonly string[] } {
-  if (err instanceof ConfigError) return { code: exitCodes.config, lines: err.problems };
-  if (err instanceof LogSpecError || err instanceof DedicatedCaError || err instanceof TlsMaterialError) {
-    return { code: exitCodes.config, lines: [err.message] };
-  }
-  if (err instanceof ListenError) return { code: exitCodes.runtime, lines: [err.message] };
-  if (err instanceof FabricOpsError) return { code: exitCodes.runtime, lines: [err.message] };
-  return { code: exitCodes.runtime, lines: [`unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`] };
-}
-
-async function main(): Promise<void> {
-  const options = parseCommandLine(process.argv.slice(2));
-  let system: OperationsSystem;
-  try {
-    system = await OperationsSystem.start({ ...options, env: process.env });
-  } catch (err) {
-    const { code, lines } = exitCodeFor(err);
-    fail(code, lines);
-  }
-  let kubernetes: KubernetesIntegration | null;
-  try {
-    kubernetes = await startKubernetesIntegration(system, { env: process.env });
-  } catch (err) {
-    await system.stop(0).catch(() => undefined);
-    const { code, lines } = exitCodeFor(err);
-    fail(code, lines);
-  }
-
-  const logger = system.getLogger('operations');
-  let signalled = false;
-  const onSignal = (signal: NodeJS.Signals): void => {
-    if (signalled) {
-      logger.warn(`received ${signal} again; exiting now`);
-      process.exit(exitCodes.runtime);
-    }
-    signalled = true;
-    logger.info(`received ${signal}; stopping (in-flight requests get up to 10s)`);
-    Promise.resolve(kubernetes?.stop())
-      .then(() => system.stop())
-      .then(
-      () => {
-        logger.info('stopped');
-        process.exit(exitCodes.ok);
-      },
-      (err: unknown) => fail(exitCodes.runtime, [`error while stopping: ${(err as Error).message}`]),
-    );
-  };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
-}
-
-void main();
+require('./command');

@@ -1,19 +1,26 @@
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { request } from '../support/http';
 import { requireCommand } from '../support/prerequisites';
-import { requireBuiltCli, runCli } from '../support/cli';
+import { cliPath, requireBuiltCli, runCli } from '../support/cli';
+import { createTestPki, type TestPki } from '../support/pki';
 
 const samples = path.resolve(__dirname, '../../../shared/fixtures/fabric-sampleconfig');
 
 let tmp: string;
+let pki: TestPki;
 beforeAll(async () => {
   requireBuiltCli();
   tmp = await mkdtemp(path.join(os.tmpdir(), 'fabric-ops-cli-'));
+  pki = await createTestPki();
 });
-afterAll(async () => rm(tmp, { recursive: true, force: true }));
+afterAll(async () => {
+  await pki?.cleanup();
+  await rm(tmp, { recursive: true, force: true });
+});
 
 describe('fabric-ops command', () => {
   it('--help prints the usage and exits 0', async () => {
@@ -171,5 +178,154 @@ describe('fabric-ops command', () => {
     } finally {
       silent.close();
     }
+  });
+
+  it('a YAML merge key in tls: turns TLS on as the anchor says (Fabric applies <<), and /logspec needs a client certificate', async () => {
+    const file = path.join(tmp, 'merged-tls-core.yaml');
+    await writeFile(
+      file,
+      [
+        'tlsdefaults: &tlsdefaults',
+        '  enabled: true',
+        `  cert: { file: ${pki.server.cert} }`,
+        `  key: { file: ${pki.server.key} }`,
+        `  clientRootCAs: { files: [${pki.clientCA.cert}] }`,
+        'operations:',
+        '  listenAddress: 127.0.0.1:0',
+        '  tls:',
+        '    <<: *tlsdefaults',
+        '    clientAuthRequired: false',
+        '',
+      ].join('\n'),
+    );
+    const run = runCli(['--config', file]);
+    try {
+      const url = await run.listening();
+      expect(url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+      const anonymous = await request(`${url}/logspec`, { method: 'PUT', body: '{"spec":"debug"}', ca: pki.serverCA.certPem });
+      expect(anonymous.status).toBe(401);
+      expect((await request(`${url}/logspec`, { ca: pki.serverCA.certPem, client: pki.client })).json).toEqual({ spec: 'info' });
+    } finally {
+      run.child.kill('SIGTERM');
+      await run.exited;
+    }
+  });
+
+  it('Operations: {<<: *base} takes the whole orderer section from the anchor', async () => {
+    const file = path.join(tmp, 'merged-orderer.yaml');
+    await writeFile(
+      file,
+      [
+        'base: &base',
+        '  ListenAddress: 127.0.0.1:0',
+        `  TLS: { Enabled: true, Certificate: ${pki.server.cert}, PrivateKey: ${pki.server.key}, ClientRootCAs: [${pki.clientCA.cert}] }`,
+        'General: {}',
+        'Operations: {<<: *base}',
+        '',
+      ].join('\n'),
+    );
+    const run = runCli(['--config', file]);
+    try {
+      const url = await run.listening();
+      expect(url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+      expect((await request(`${url}/logspec`, { ca: pki.serverCA.certPem })).status).toBe(401);
+    } finally {
+      run.child.kill('SIGTERM');
+      await run.exited;
+    }
+  });
+
+  it('YAML the reader does not apply (an unknown tag) exits 2 with one line naming the file and the line', async () => {
+    const file = path.join(tmp, 'tagged-core.yaml');
+    await writeFile(file, 'operations:\n  listenAddress: 127.0.0.1:0\n  tls:\n    enabled: !vault true\n');
+    const run = runCli(['--config', file]);
+    expect((await run.exited).code).toBe(2);
+    expect(run.stderr()).toBe(
+      `fabric-ops: config file ${file}: YAML that fabric-ops does not apply at line 4, column 14: Unresolved tag: !vault; Fabric's reader would refuse or read it otherwise ("    enabled: !vault true")\n`,
+    );
+  });
+
+  it('a YAML alias bomb exits 2 with one line naming the file, no stack trace', async () => {
+    const lines = ['a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]'];
+    for (let level = 1; level < 9; level += 1) {
+      const name = String.fromCharCode(97 + level);
+      lines.push(`${name}: &${name} [${Array(9).fill(`*${String.fromCharCode(96 + level)}`).join(', ')}]`);
+    }
+    const file = path.join(tmp, 'bomb-core.yaml');
+    await writeFile(file, `operations: { listenAddress: 127.0.0.1:0 }\n${lines.join('\n')}\n`);
+    const run = runCli(['--config', file]);
+    expect((await run.exited).code).toBe(2);
+    expect(run.stderr()).toBe(`fabric-ops: config file ${file}: too many YAML aliases (expanding them goes past the limit of 1000; an alias bomb?)\n`);
+  });
+
+  it("Fabric's boolean spellings: enabled: yes in the file and CORE_OPERATIONS_TLS_CLIENTAUTHREQUIRED=1 give TLS with client authentication", async () => {
+    const file = path.join(tmp, 'yes-core.yaml');
+    await writeFile(
+      file,
+      `operations:\n  listenAddress: 127.0.0.1:0\n  tls:\n    enabled: yes\n    cert: { file: ${pki.server.cert} }\n    key: { file: ${pki.server.key} }\n    clientRootCAs: { files: [${pki.clientCA.cert}] }\n`,
+    );
+    const run = runCli(['--config', file], { CORE_OPERATIONS_TLS_CLIENTAUTHREQUIRED: '1' });
+    try {
+      const url = await run.listening();
+      expect(url).toMatch(/^https:/);
+      // clientAuthRequired: the handshake itself refuses a client without a certificate, even for /healthz.
+      await expect(request(`${url}/healthz`, { ca: pki.serverCA.certPem })).rejects.toThrow();
+      expect((await request(`${url}/version`, { ca: pki.serverCA.certPem, client: pki.client })).status).toBe(200);
+    } finally {
+      run.child.kill('SIGTERM');
+      await run.exited;
+    }
+  });
+
+  it("Fabric's boolean spellings in the orderer dialect: Enabled: on in the file, ORDERER_OPERATIONS_TLS_ENABLED=f from the environment wins", async () => {
+    const file = path.join(tmp, 'on-orderer.yaml');
+    await writeFile(
+      file,
+      `Operations:\n  ListenAddress: 127.0.0.1:0\n  TLS: { Enabled: on, Certificate: ${pki.server.cert}, PrivateKey: ${pki.server.key}, ClientRootCAs: [${pki.clientCA.cert}] }\n`,
+    );
+    const on = runCli(['--config', file]);
+    const off = runCli(['--config', file], { ORDERER_OPERATIONS_TLS_ENABLED: 'f' });
+    try {
+      expect(await on.listening()).toMatch(/^https:/);
+      expect(await off.listening()).toMatch(/^http:/);
+    } finally {
+      on.child.kill('SIGTERM');
+      off.child.kill('SIGTERM');
+      await Promise.all([on.exited, off.exited]);
+    }
+  });
+
+  it('a boolean spelling Fabric refuses exits 2 naming the variable, the value and the accepted spellings', async () => {
+    const run = runCli([], { CORE_OPERATIONS_LISTENADDRESS: '127.0.0.1:0', CORE_OPERATIONS_TLS_ENABLED: 'yes' });
+    expect((await run.exited).code).toBe(2);
+    expect(run.stderr()).toBe(
+      'fabric-ops: CORE_OPERATIONS_TLS_ENABLED (operations.tls.enabled): "yes" is not true or false; accepted: 1, t, T, TRUE, true, True (true), 0, f, F, FALSE, false, False (false)\n',
+    );
+  });
+});
+
+/** A Node.js older than package.json's engines: $FABRIC_OPS_OLD_NODE, else the `node` on PATH (the machine's Node 20). */
+function olderNode(): { node: string; version: string } {
+  const node = process.env.FABRIC_OPS_OLD_NODE ?? execFileSync('sh', ['-c', 'command -v node'], { encoding: 'utf8' }).trim();
+  const version = execFileSync(node, ['-p', 'process.versions.node'], { encoding: 'utf8' }).trim();
+  const [major = 0, minor = 0] = version.split('.').map(Number);
+  if (major > 22 || (major === 22 && minor >= 22)) {
+    throw new Error(`test prerequisite missing: a Node.js older than 22.22 (${node} is ${version}); set FABRIC_OPS_OLD_NODE to one (Debian bookworm's node 20 will do)`);
+  }
+  return { node, version };
+}
+
+describe('fabric-ops on a Node.js older than package.json engines', () => {
+  it.each([
+    ['--version', ['--version']],
+    ['a config file', ['--config', path.join(samples, 'core.yaml')]],
+  ])('%s: exits 2 with one line naming the version found and the version needed', (_what, args) => {
+    const { node, version } = olderNode();
+    const result = spawnSync(node, [cliPath, ...args], { encoding: 'utf8', env: { PATH: process.env.PATH }, timeout: 15_000 });
+    expect(result.status).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toBe(
+      `fabric-ops: Node.js ${version} is too old: fabric-ops needs Node.js 22.22 or later (package.json engines: >=22.22); run it with a newer node\n`,
+    );
   });
 });
