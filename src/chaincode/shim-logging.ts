@@ -1,6 +1,18 @@
 import { levelFor, type LogSpec } from '../logging/spec';
 import { fabricLoggerName, knownLoggerNames, winstonLevel, type LoggerSource } from './logger-names';
-import type { WinstonLogger, WinstonLoggerModule } from './shim-types';
+import type { WinstonLogger, WinstonLoggerModule, WinstonTransport } from './shim-types';
+
+type TransportClass = new (options: { handleExceptions: boolean }) => WinstonTransport;
+
+/** Replaces each transport the logger shares with another logger by a new one of the same class. */
+function ownTransports(logger: WinstonLogger): void {
+  for (const transport of [...logger.transports]) {
+    if (transport.parent === logger) continue;
+    const Transport = transport.constructor as TransportClass;
+    logger.remove(transport);
+    logger.add(new Transport({ handleExceptions: transport.handleExceptions === true }));
+  }
+}
 
 /**
  * Puts the winston loggers of fabric-shim and fabric-contract-api under the Fabric logging
@@ -9,6 +21,10 @@ import type { WinstonLogger, WinstonLoggerModule } from './shim-types';
  * `getLogger(name)` is called again. So `getLogger` is wrapped (every logger created or
  * fetched afterwards gets the spec's level back), and the names the packages create when
  * they load are fetched once, which hands over the loggers that already exist.
+ *
+ * Their loggers also share one Console transport, and a winston transport filters by the
+ * level of the first logger piped into it, whatever logger writes: so each governed logger
+ * gets a Console transport of its own (same class, same options), and its level holds.
  */
 export class ShimLogGovernor {
   private readonly governed = new Map<WinstonLogger, string>();
@@ -48,6 +64,7 @@ export class ShimLogGovernor {
   }
 
   private govern(name: string, logger: WinstonLogger): void {
+    if (!this.governed.has(logger)) ownTransports(logger);
     this.governed.set(logger, name);
     this.apply(logger, name);
   }

@@ -64,10 +64,20 @@ export interface ShimModule {
   server(chaincode: ShimChaincode, options: ShimServerOptions): ShimServer;
 }
 
+/** A winston transport (winston-transport's TransportStream): it filters by its parent logger's level. */
+export interface WinstonTransport {
+  /** The first logger piped into it. */
+  parent?: unknown;
+  handleExceptions?: boolean;
+}
+
 /** A winston logger as fabric-shim and fabric-contract-api create them. */
 export interface WinstonLogger {
   level: string;
   silent?: boolean;
+  readonly transports: WinstonTransport[];
+  add(transport: WinstonTransport): unknown;
+  remove(transport: WinstonTransport): unknown;
 }
 
 /** lib/logger.js of fabric-shim and of fabric-contract-api (same code, separate logger maps). */

@@ -1,0 +1,544 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { createPrivateKey } from 'node:crypto';
+import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
+import { copyFile, cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import * as grpc from '@grpc/grpc-js';
+import { connect, hash, signers, type Gateway } from '@hyperledger/fabric-gateway';
+import { freeTcpPort } from './ports';
+import { requireCommand } from './prerequisites';
+import { logTail, terminate } from './processes';
+
+/**
+ * A real Hyperledger Fabric network on loopback for chaincode tests: one etcdraft orderer, one
+ * peer (Org1), channel `mychannel`, TLS on every Fabric endpoint, chaincode deployed as a
+ * service (`ccaas` external builder). The same steps as ../shared/tools/fabric-network.sh,
+ * with free ports and a temp folder per network so that parallel runs do not meet.
+ * `$FABRIC_HOME` names the release (default ../shared/tools/fabric-2.5.12 from the repository).
+ */
+
+const run = promisify(execFile);
+const repoRoot = path.resolve(__dirname, '../..');
+export const channelName = 'mychannel';
+
+export function fabricNetworkHome(): string {
+  const home = process.env.FABRIC_HOME ?? path.resolve(repoRoot, '../shared/tools/fabric-2.5.12');
+  for (const required of ['bin/peer', 'bin/orderer', 'bin/cryptogen', 'bin/configtxgen', 'bin/osnadmin', 'ccaas-builder/bin/build', 'sampleconfig/core.yaml', 'network-config/configtx.yaml']) {
+    if (!existsSync(path.join(home, required))) {
+      throw new Error(`Fabric release incomplete: ${path.join(home, required)} is missing (set FABRIC_HOME to a Fabric 2.5 release with bin/, sampleconfig/, ccaas-builder/ and network-config/)`);
+    }
+  }
+  return home;
+}
+
+/** A process the harness started, its output in a file. */
+export class Daemon {
+  readonly exited: Promise<number | null>;
+  private exitCode: number | null | undefined;
+
+  constructor(
+    readonly name: string,
+    readonly child: ChildProcess,
+    readonly logFile: string,
+  ) {
+    this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+    void this.exited.then((code) => {
+      this.exitCode = code;
+    });
+  }
+
+  get running(): boolean {
+    return this.exitCode === undefined;
+  }
+
+  output(): string {
+    try {
+      return readFileSync(this.logFile, 'utf8');
+    } catch {
+      return '';
+    }
+  }
+
+  async stop(graceMs = 5000): Promise<void> {
+    if (!this.running) return;
+    await terminate(this.child, this.exited, graceMs);
+  }
+}
+
+export function startDaemon(name: string, logFile: string, command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }): Daemon {
+  const fd = openSync(logFile, 'a');
+  try {
+    const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', fd, fd] });
+    return new Daemon(name, child, logFile);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function tcpOpen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Polls until `probe` is true; fails with what the daemon logged when it dies or time runs out. */
+export async function waitFor(what: string, probe: () => Promise<boolean> | boolean, daemon?: Daemon, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await probe()) return;
+    if (daemon !== undefined && !daemon.running) throw new Error(`${daemon.name} exited while waiting for ${what}:\n${logTail(daemon.logFile, 30)}`);
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${daemon ? `:\n${logTail(daemon.logFile, 30)}` : ''}`);
+    await sleep(100);
+  }
+}
+
+export const waitForPort = (port: number, daemon?: Daemon, timeoutMs?: number): Promise<void> =>
+  waitFor(`127.0.0.1:${port} to accept connections`, () => tcpOpen(port), daemon, timeoutMs);
+
+export interface NetworkPorts {
+  orderer: number;
+  ordererAdmin: number;
+  ordererOps: number;
+  peer: number;
+  peerChaincode: number;
+  peerOps: number;
+}
+
+export interface CcaasDeployment {
+  name: string;
+  label: string;
+  packageId: string;
+}
+
+export interface ChaincodeTlsMaterial {
+  /** PEM paths of the chaincode server's certificate and key (issued by the Org1 TLS CA). */
+  cert: string;
+  key: string;
+  /** The CA of the peer's client certificate: the chaincode server demands it. */
+  clientCa: string;
+}
+
+/** The whole network, with the files a client or a chaincode needs. */
+export class FabricNetwork {
+  peerDaemon: Daemon | null = null;
+  ordererDaemon: Daemon | null = null;
+  private peerEnv: NodeJS.ProcessEnv = {};
+  private readonly gateways: Array<{ gateway: Gateway; client: grpc.Client }> = [];
+
+  constructor(
+    readonly dir: string,
+    readonly home: string,
+    readonly ports: NetworkPorts,
+  ) {}
+
+  get orgs(): string {
+    return path.join(this.dir, 'organizations');
+  }
+
+  get peerOrg(): string {
+    return path.join(this.orgs, 'peerOrganizations/org1.example.com');
+  }
+
+  get peerNode(): string {
+    return path.join(this.peerOrg, 'peers/peer0.org1.example.com');
+  }
+
+  /** The Org1 TLS CA: it issued the peer's TLS certificate. */
+  get peerTlsCa(): string {
+    return path.join(this.peerOrg, 'tlsca/tlsca.org1.example.com-cert.pem');
+  }
+
+  get ordererNode(): string {
+    return path.join(this.orgs, 'ordererOrganizations/example.com/orderers/orderer.example.com');
+  }
+
+  get ordererTlsCa(): string {
+    return path.join(this.orgs, 'ordererOrganizations/example.com/tlsca/tlsca.example.com-cert.pem');
+  }
+
+  private bin(name: string): string {
+    return path.join(this.home, 'bin', name);
+  }
+
+  /** Environment of the peer CLI acting as the Org1 admin. */
+  private adminEnv(): NodeJS.ProcessEnv {
+    return {
+      PATH: process.env.PATH,
+      HOME: this.dir,
+      FABRIC_CFG_PATH: path.join(this.dir, 'cfg/peer'),
+      FABRIC_LOGGING_SPEC: 'warning',
+      CORE_PEER_TLS_ENABLED: 'true',
+      CORE_PEER_LOCALMSPID: 'Org1MSP',
+      CORE_PEER_MSPCONFIGPATH: path.join(this.peerOrg, 'users/Admin@org1.example.com/msp'),
+      CORE_PEER_TLS_ROOTCERT_FILE: this.peerTlsCa,
+      CORE_PEER_ADDRESS: `127.0.0.1:${this.ports.peer}`,
+    };
+  }
+
+  private async peerCli(args: string[]): Promise<string> {
+    try {
+      const { stdout } = await run(this.bin('peer'), args, { env: this.adminEnv(), cwd: this.dir, timeout: 60_000 });
+      return stdout;
+    } catch (error) {
+      const failed = error as { stderr?: string; message: string };
+      throw new Error(`peer ${args.slice(0, 3).join(' ')} failed: ${failed.stderr ?? failed.message}`);
+    }
+  }
+
+  private ordererArgs(): string[] {
+    return ['-o', `127.0.0.1:${this.ports.orderer}`, '--tls', '--cafile', this.ordererTlsCa];
+  }
+
+  async startOrderer(): Promise<void> {
+    const node = this.ordererNode;
+    const work = path.join(this.dir, 'orderer');
+    await mkdir(work, { recursive: true });
+    const env: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH,
+      FABRIC_CFG_PATH: path.join(this.dir, 'cfg/orderer'),
+      FABRIC_LOGGING_SPEC: 'info',
+      ORDERER_GENERAL_LISTENADDRESS: '127.0.0.1',
+      ORDERER_GENERAL_LISTENPORT: String(this.ports.orderer),
+      ORDERER_GENERAL_LOCALMSPID: 'OrdererMSP',
+      ORDERER_GENERAL_LOCALMSPDIR: path.join(node, 'msp'),
+      ORDERER_GENERAL_TLS_ENABLED: 'true',
+      ORDERER_GENERAL_TLS_PRIVATEKEY: path.join(node, 'tls/server.key'),
+      ORDERER_GENERAL_TLS_CERTIFICATE: path.join(node, 'tls/server.crt'),
+      ORDERER_GENERAL_TLS_ROOTCAS: `[${path.join(node, 'tls/ca.crt')}]`,
+      ORDERER_GENERAL_CLUSTER_CLIENTCERTIFICATE: path.join(node, 'tls/server.crt'),
+      ORDERER_GENERAL_CLUSTER_CLIENTPRIVATEKEY: path.join(node, 'tls/server.key'),
+      ORDERER_GENERAL_CLUSTER_ROOTCAS: `[${path.join(node, 'tls/ca.crt')}]`,
+      ORDERER_GENERAL_BOOTSTRAPMETHOD: 'none',
+      ORDERER_CHANNELPARTICIPATION_ENABLED: 'true',
+      ORDERER_ADMIN_LISTENADDRESS: `127.0.0.1:${this.ports.ordererAdmin}`,
+      ORDERER_ADMIN_TLS_ENABLED: 'true',
+      ORDERER_ADMIN_TLS_CERTIFICATE: path.join(node, 'tls/server.crt'),
+      ORDERER_ADMIN_TLS_PRIVATEKEY: path.join(node, 'tls/server.key'),
+      ORDERER_ADMIN_TLS_ROOTCAS: `[${path.join(node, 'tls/ca.crt')}]`,
+      ORDERER_ADMIN_TLS_CLIENTAUTHREQUIRED: 'true',
+      ORDERER_ADMIN_TLS_CLIENTROOTCAS: `[${path.join(node, 'tls/ca.crt')}]`,
+      ORDERER_OPERATIONS_LISTENADDRESS: `127.0.0.1:${this.ports.ordererOps}`,
+      ORDERER_METRICS_PROVIDER: 'disabled',
+      ORDERER_FILELEDGER_LOCATION: path.join(work, 'ledger'),
+      ORDERER_CONSENSUS_WALDIR: path.join(work, 'etcdraft/wal'),
+      ORDERER_CONSENSUS_SNAPDIR: path.join(work, 'etcdraft/snapshot'),
+    };
+    this.ordererDaemon = startDaemon('orderer', path.join(this.dir, 'orderer.log'), this.bin('orderer'), [], { cwd: work, env });
+    await waitForPort(this.ports.orderer, this.ordererDaemon);
+    await waitForPort(this.ports.ordererAdmin, this.ordererDaemon);
+  }
+
+  async joinOrderer(block: string): Promise<void> {
+    const admin = path.join(this.orgs, 'ordererOrganizations/example.com/users/Admin@example.com/tls');
+    await run(
+      this.bin('osnadmin'),
+      ['channel', 'join', '--channelID', channelName, '--config-block', block, '-o', `127.0.0.1:${this.ports.ordererAdmin}`, '--ca-file', this.ordererTlsCa,
+        '--client-cert', path.join(admin, 'client.crt'), '--client-key', path.join(admin, 'client.key')],
+      { env: { PATH: process.env.PATH }, timeout: 30_000 },
+    );
+    const daemon = this.ordererDaemon ?? undefined;
+    await waitFor('the orderer to become raft leader of mychannel', () => daemon?.output().includes('Start accepting requests as Raft leader') ?? false, daemon);
+  }
+
+  async startPeer(): Promise<void> {
+    const work = path.join(this.dir, 'peer');
+    await mkdir(work, { recursive: true });
+    const node = this.peerNode;
+    this.peerEnv = {
+      PATH: process.env.PATH,
+      HOME: this.dir,
+      FABRIC_CFG_PATH: path.join(this.dir, 'cfg/peer'),
+      FABRIC_LOGGING_SPEC: 'info',
+      CORE_PEER_ID: 'peer0.org1.example.com',
+      CORE_PEER_LISTENADDRESS: `127.0.0.1:${this.ports.peer}`,
+      CORE_PEER_ADDRESS: `127.0.0.1:${this.ports.peer}`,
+      CORE_PEER_CHAINCODELISTENADDRESS: `127.0.0.1:${this.ports.peerChaincode}`,
+      CORE_PEER_CHAINCODEADDRESS: `127.0.0.1:${this.ports.peerChaincode}`,
+      CORE_PEER_GOSSIP_BOOTSTRAP: `127.0.0.1:${this.ports.peer}`,
+      CORE_PEER_GOSSIP_EXTERNALENDPOINT: `127.0.0.1:${this.ports.peer}`,
+      CORE_PEER_LOCALMSPID: 'Org1MSP',
+      CORE_PEER_MSPCONFIGPATH: path.join(node, 'msp'),
+      CORE_PEER_TLS_ENABLED: 'true',
+      CORE_PEER_TLS_CERT_FILE: path.join(node, 'tls/server.crt'),
+      CORE_PEER_TLS_KEY_FILE: path.join(node, 'tls/server.key'),
+      CORE_PEER_TLS_ROOTCERT_FILE: path.join(node, 'tls/ca.crt'),
+      CORE_PEER_FILESYSTEMPATH: path.join(work, 'production'),
+      CORE_LEDGER_SNAPSHOTS_ROOTDIR: path.join(work, 'snapshots'),
+      CORE_OPERATIONS_LISTENADDRESS: `127.0.0.1:${this.ports.peerOps}`,
+      CORE_METRICS_PROVIDER: 'disabled',
+      CORE_CHAINCODE_EXECUTETIMEOUT: '30s',
+    };
+    await this.launchPeer();
+  }
+
+  private async launchPeer(): Promise<void> {
+    this.peerDaemon = startDaemon('peer', path.join(this.dir, 'peer.log'), this.bin('peer'), ['node', 'start'], { cwd: path.join(this.dir, 'peer'), env: this.peerEnv });
+    // /healthz answers before the gRPC port is bound: wait for the port itself.
+    await waitForPort(this.ports.peer, this.peerDaemon);
+  }
+
+  /** SIGTERM to the peer (its streams to chaincode servers end). */
+  async stopPeer(): Promise<void> {
+    await this.peerDaemon?.stop();
+  }
+
+  /** Starts the stopped peer again, with its ledger. */
+  async restartPeer(): Promise<void> {
+    if (this.peerDaemon?.running) throw new Error('the peer is still running');
+    await this.launchPeer();
+  }
+
+  async joinPeer(block: string): Promise<void> {
+    await this.peerCli(['channel', 'join', '-b', block]);
+    await waitFor('the peer to have joined mychannel', async () => {
+      try {
+        await this.peerCli(['channel', 'getinfo', '-c', channelName]);
+        return true;
+      } catch {
+        return false;
+      }
+    });
+  }
+
+  /** A certificate for a chaincode server on 127.0.0.1, issued by the Org1 TLS CA (as the recipe's CC_TLS=1). */
+  async issueChaincodeServerTls(name: string): Promise<ChaincodeTlsMaterial> {
+    const dir = path.join(this.dir, `cc-tls-${name}`);
+    await mkdir(dir, { recursive: true });
+    const key = path.join(dir, 'server.key');
+    const csr = path.join(dir, 'server.csr');
+    const cert = path.join(dir, 'server.crt');
+    const ext = path.join(dir, 'server.ext');
+    await run('openssl', ['req', '-new', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', key, '-out', csr, '-subj', `/O=org1.example.com/CN=${name}`]);
+    await writeFile(ext, 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1,DNS:localhost\n');
+    const tlsca = path.join(this.peerOrg, 'tlsca');
+    await run('openssl', ['x509', '-req', '-in', csr, '-CA', this.peerTlsCa, '-CAkey', path.join(tlsca, 'priv_sk'), '-CAcreateserial', '-days', '30', '-extfile', ext, '-out', cert]);
+    return { cert, key, clientCa: this.peerTlsCa };
+  }
+
+  /**
+   * Packages a `ccaas` chaincode pointing at 127.0.0.1:port, installs it, lets `start` launch
+   * the chaincode server with the package id, then approves and commits it on mychannel.
+   */
+  async deployCcaas(options: { name: string; port: number; tls: boolean; start(packageId: string): Promise<void> }): Promise<CcaasDeployment> {
+    const label = `${options.name}_1.0`;
+    const pkg = path.join(this.dir, `pkg-${options.name}`);
+    await mkdir(path.join(pkg, 'src'), { recursive: true });
+    const connection: Record<string, unknown> = { address: `127.0.0.1:${options.port}`, dial_timeout: '10s', tls_required: options.tls };
+    if (options.tls) {
+      // The peer presents its own TLS certificate (cryptogen gives it the clientAuth usage) as client certificate.
+      connection.client_auth_required = true;
+      connection.root_cert = await readFile(this.peerTlsCa, 'utf8');
+      connection.client_cert = await readFile(path.join(this.peerNode, 'tls/server.crt'), 'utf8');
+      connection.client_key = await readFile(path.join(this.peerNode, 'tls/server.key'), 'utf8');
+    }
+    await writeFile(path.join(pkg, 'src/connection.json'), JSON.stringify(connection));
+    await writeFile(path.join(pkg, 'metadata.json'), JSON.stringify({ type: 'ccaas', label }));
+    await run('tar', ['-C', path.join(pkg, 'src'), '-czf', path.join(pkg, 'code.tar.gz'), 'connection.json']);
+    const archive = path.join(pkg, `${options.name}.tgz`);
+    await run('tar', ['-C', pkg, '-czf', archive, 'metadata.json', 'code.tar.gz']);
+
+    await this.peerCli(['lifecycle', 'chaincode', 'install', archive]);
+    const packageId = (await this.peerCli(['lifecycle', 'chaincode', 'calculatepackageid', archive])).trim();
+    await options.start(packageId);
+    const common = ['--channelID', channelName, '--name', options.name, '--version', '1.0', '--sequence', '1'];
+    await this.peerCli(['lifecycle', 'chaincode', 'approveformyorg', ...this.ordererArgs(), ...common, '--package-id', packageId, '--waitForEvent']);
+    await this.peerCli(['lifecycle', 'chaincode', 'commit', ...this.ordererArgs(), ...common, '--waitForEvent',
+      '--peerAddresses', `127.0.0.1:${this.ports.peer}`, '--tlsRootCertFiles', this.peerTlsCa]);
+    return { name: options.name, label, packageId };
+  }
+
+  /** A Fabric Gateway connection as User1 of Org1, as an application makes it. */
+  async gateway(): Promise<Gateway> {
+    const user = path.join(this.peerOrg, 'users/User1@org1.example.com/msp');
+    const certDir = path.join(user, 'signcerts');
+    const keyDir = path.join(user, 'keystore');
+    const [certFile] = await readdir(certDir);
+    const [keyFile] = await readdir(keyDir);
+    if (certFile === undefined || keyFile === undefined) throw new Error(`no certificate or key for User1 under ${user}`);
+    const client = new grpc.Client(`127.0.0.1:${this.ports.peer}`, grpc.credentials.createSsl(readFileSync(this.peerTlsCa)));
+    const gateway = connect({
+      client,
+      identity: { mspId: 'Org1MSP', credentials: readFileSync(path.join(certDir, certFile)) },
+      signer: signers.newPrivateKeySigner(createPrivateKey(readFileSync(path.join(keyDir, keyFile)))),
+      hash: hash.sha256,
+      evaluateOptions: () => ({ deadline: Date.now() + 15_000 }),
+      endorseOptions: () => ({ deadline: Date.now() + 30_000 }),
+      submitOptions: () => ({ deadline: Date.now() + 15_000 }),
+      commitStatusOptions: () => ({ deadline: Date.now() + 60_000 }),
+    });
+    this.gateways.push({ gateway, client });
+    return gateway;
+  }
+
+  async stop(): Promise<void> {
+    for (const { gateway, client } of this.gateways.splice(0)) {
+      gateway.close();
+      client.close();
+    }
+    await this.peerDaemon?.stop();
+    await this.ordererDaemon?.stop();
+  }
+}
+
+/** Crypto material, channel block, orderer, osnadmin join, peer, peer join. */
+export async function startFabricNetwork(): Promise<FabricNetwork> {
+  requireCommand('openssl');
+  requireCommand('tar');
+  const home = fabricNetworkHome();
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'fabric-ops-fabnet-'));
+  const ports: NetworkPorts = {
+    orderer: await freeTcpPort(),
+    ordererAdmin: await freeTcpPort(),
+    ordererOps: await freeTcpPort(),
+    peer: await freeTcpPort(),
+    peerChaincode: await freeTcpPort(),
+    peerOps: await freeTcpPort(),
+  };
+  const network = new FabricNetwork(dir, home, ports);
+  try {
+    await run(path.join(home, 'bin/cryptogen'), ['generate', `--config=${path.join(home, 'network-config/crypto-config.yaml')}`, `--output=${network.orgs}`]);
+    await mkdir(path.join(dir, 'config'), { recursive: true });
+    const configtx = (await readFile(path.join(home, 'network-config/configtx.yaml'), 'utf8')).replaceAll('27050', String(ports.orderer));
+    await writeFile(path.join(dir, 'config/configtx.yaml'), configtx);
+    await mkdir(path.join(dir, 'cfg/orderer'), { recursive: true });
+    await mkdir(path.join(dir, 'cfg/peer'), { recursive: true });
+    await copyFile(path.join(home, 'sampleconfig/orderer.yaml'), path.join(dir, 'cfg/orderer/orderer.yaml'));
+    const builder = path.join(home, 'ccaas-builder');
+    // No Docker checker (an empty CORE_VM_ENDPOINT would be ignored) and the ccaas builder at its real path.
+    const core = (await readFile(path.join(home, 'sampleconfig/core.yaml'), 'utf8'))
+      .replace(/^(\s+endpoint:) unix:\/\/\/var\/run\/docker\.sock/m, '$1 ""')
+      .replace('path: /opt/hyperledger/ccaas_builder', `path: ${builder}`);
+    if (!core.includes(`path: ${builder}`)) throw new Error('could not point core.yaml at the ccaas builder');
+    await writeFile(path.join(dir, 'cfg/peer/core.yaml'), core);
+    const block = path.join(dir, `${channelName}.block`);
+    await run(path.join(home, 'bin/configtxgen'), ['-profile', 'OneOrgApplicationGenesis', '-outputBlock', block, '-channelID', channelName], {
+      env: { PATH: process.env.PATH, FABRIC_CFG_PATH: path.join(dir, 'config') },
+    });
+    await network.startOrderer();
+    await network.joinOrderer(block);
+    await network.startPeer();
+    await network.joinPeer(block);
+    return network;
+  } catch (error) {
+    await network.stop().catch(() => undefined);
+    throw error;
+  }
+}
+
+/**
+ * The example chaincode compiled with fabric-ops from this repository's sources, laid out as
+ * an installed project: `<dir>/cc` holds package.json and dist/ (the example), and
+ * `<dir>/node_modules` has fabric-ops (its package.json, dist/ compiled from src/) beside
+ * links to this repository's dependencies, so that fabric-shim, fabric-contract-api and
+ * fabric-ops resolve to one copy each, as in a real install.
+ */
+export interface ChaincodeProject {
+  dir: string;
+  /** Module path for `fabric-chaincode-node server` (its package.json `main` is the example). */
+  projectDir: string;
+  /** fabric-shim's CLI, `fabric-chaincode-node`. */
+  shimCli: string;
+  /** Writes another project dir whose main module is `source` (JavaScript, may require fabric-ops/chaincode and ./kv-contract). */
+  variant(name: string, source: string): Promise<string>;
+  cleanup(): Promise<void>;
+}
+
+const exampleDir = path.join(repoRoot, 'examples/chaincode-as-a-service');
+
+export async function buildChaincodeProject(): Promise<ChaincodeProject> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'fabric-ops-cc-'));
+  const build = path.join(dir, 'build');
+  const tsconfig = path.join(dir, 'tsconfig.json');
+  await writeFile(
+    tsconfig,
+    JSON.stringify({
+      extends: path.join(repoRoot, 'tsconfig.json'),
+      compilerOptions: {
+        rootDir: repoRoot,
+        outDir: build,
+        types: ['node'],
+        typeRoots: [path.join(repoRoot, 'node_modules/@types')],
+        declaration: false,
+        sourceMap: false,
+        paths: { 'fabric-ops/chaincode': [path.join(repoRoot, 'src/chaincode/index.ts')] },
+      },
+      include: [],
+      files: [path.join(repoRoot, 'src/chaincode/index.ts'), path.join(exampleDir, 'src/index.ts')],
+    }),
+  );
+  try {
+    await run(process.execPath, [path.join(repoRoot, 'node_modules/typescript/bin/tsc'), '-p', tsconfig], { cwd: repoRoot, timeout: 180_000 });
+  } catch (error) {
+    await rm(dir, { recursive: true, force: true });
+    const failed = error as { stdout?: string; message: string };
+    throw new Error(`compiling src/chaincode and the example failed:\n${failed.stdout ?? failed.message}`);
+  }
+  // What src/version.ts reads beside the compiled sources (a name other than fabric-ops: no self-reference).
+  const { version } = JSON.parse(await readFile(path.join(repoRoot, 'package.json'), 'utf8')) as { version: string };
+  await writeFile(path.join(build, 'package.json'), JSON.stringify({ name: 'fabric-ops-build', private: true, version }));
+  await copyFile(path.join(repoRoot, 'src/health/cri.proto'), path.join(build, 'src/health/cri.proto'));
+
+  const modules = path.join(dir, 'node_modules');
+  await mkdir(modules);
+  for (const entry of await readdir(path.join(repoRoot, 'node_modules'))) {
+    if (entry === 'fabric-ops' || entry.startsWith('.')) continue;
+    await symlink(path.join(repoRoot, 'node_modules', entry), path.join(modules, entry));
+  }
+  const fabricOps = path.join(modules, 'fabric-ops');
+  await mkdir(fabricOps);
+  await copyFile(path.join(repoRoot, 'package.json'), path.join(fabricOps, 'package.json'));
+  await symlink(path.join(build, 'src'), path.join(fabricOps, 'dist'));
+
+  const projectDir = path.join(dir, 'cc');
+  await mkdir(projectDir);
+  await copyFile(path.join(exampleDir, 'package.json'), path.join(projectDir, 'package.json'));
+  await symlink(path.join(build, 'examples/chaincode-as-a-service/src'), path.join(projectDir, 'dist'));
+
+  return {
+    dir,
+    projectDir,
+    shimCli: path.join(repoRoot, 'node_modules/fabric-shim/cli.js'),
+    async variant(name, source) {
+      const variantDir = path.join(dir, name);
+      await mkdir(variantDir);
+      await cp(path.join(build, 'examples/chaincode-as-a-service/src'), path.join(variantDir, 'lib'), { recursive: true });
+      await writeFile(path.join(variantDir, 'lib/main.js'), source);
+      await writeFile(path.join(variantDir, 'package.json'), JSON.stringify({ name: `kv-${name}`, version: '1.0.0', main: 'lib/main.js' }));
+      return variantDir;
+    },
+    async cleanup() {
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A chaincode server process started with `fabric-chaincode-node server`, its output kept. */
+export function startChaincodeServer(options: {
+  project: ChaincodeProject;
+  moduleDir?: string;
+  name: string;
+  port: number;
+  packageId: string;
+  tls?: ChaincodeTlsMaterial;
+  env: NodeJS.ProcessEnv;
+  logFile: string;
+}): Daemon {
+  const args = [options.project.shimCli, 'server', `--chaincode-address=127.0.0.1:${options.port}`, `--chaincode-id=${options.packageId}`];
+  if (options.tls) {
+    args.push(`--chaincode-tls-cert-file=${options.tls.cert}`, `--chaincode-tls-key-file=${options.tls.key}`, `--chaincode-tls-client-cacert-file=${options.tls.clientCa}`);
+  }
+  return startDaemon(options.name, options.logFile, process.execPath, args, {
+    cwd: options.moduleDir ?? options.project.projectDir,
+    env: { PATH: process.env.PATH, HOME: os.tmpdir(), ...options.env },
+  });
+}
