@@ -27,6 +27,7 @@ describe('the alert rules', () => {
 
   test('are the alerts of the issue: a checker failing, target down, 401s on /metrics', () => {
     expect(alerts.map((rule) => rule.alert).sort()).toEqual([
+      'FabricOpsCertificateExpiringSoon',
       'FabricOpsHealthCheckFailing',
       'FabricOpsMetricsUnauthorized',
       'FabricOpsTargetDown',

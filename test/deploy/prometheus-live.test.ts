@@ -304,6 +304,7 @@ describe('deploy/prometheus/alert-rules.yaml loaded by the real Prometheus', () 
       return all.length > 0 && all.every((rule) => rule.health !== 'unknown') ? all : undefined;
     });
     expect(rules.map((rule) => [rule.name, rule.health, rule.lastError ?? '']).sort()).toEqual([
+      ['FabricOpsCertificateExpiringSoon', 'ok', ''],
       ['FabricOpsHealthCheckFailing', 'ok', ''],
       ['FabricOpsMetricsUnauthorized', 'ok', ''],
       ['FabricOpsTargetDown', 'ok', ''],
