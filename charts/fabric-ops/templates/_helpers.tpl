@@ -154,6 +154,9 @@ an existing ConfigMap cannot contradict the pod (or bring back vm.endpoint's Doc
 {{- if .Values.runtimeSocket.enabled -}}
 {{- $_ := set $s "Operations.HealthCheck.ContainerRuntime.Endpoint" (include "fabric-ops.runtimeEndpoint" .) -}}
 {{- end -}}
+{{- $_ := set $s "Operations.Kubernetes.Events.Enabled" (toString .Values.kubernetes.events.enabled) -}}
+{{- $_ := set $s "Operations.Kubernetes.Events.CertificateExpiryWarningDays" (toString .Values.kubernetes.events.certificateExpiryWarningDays) -}}
+{{- $_ := set $s "Operations.Kubernetes.LogspecConfigMap.Name" (include "fabric-ops.logspecConfigMapName" .) -}}
 {{- else -}}
 {{- $_ := set $s "operations.listenAddress" (include "fabric-ops.listenAddress" .) -}}
 {{- $_ := set $s "operations.tls.enabled" (ternary "true" "false" (eq $tls "true")) -}}
@@ -167,8 +170,21 @@ an existing ConfigMap cannot contradict the pod (or bring back vm.endpoint's Doc
 {{- if .Values.runtimeSocket.enabled -}}
 {{- $_ := set $s "operations.healthCheck.containerRuntime.endpoint" (include "fabric-ops.runtimeEndpoint" .) -}}
 {{- end -}}
+{{- $_ := set $s "operations.kubernetes.events.enabled" (toString .Values.kubernetes.events.enabled) -}}
+{{- $_ := set $s "operations.kubernetes.events.certificateExpiryWarningDays" (toString .Values.kubernetes.events.certificateExpiryWarningDays) -}}
+{{- $_ := set $s "operations.kubernetes.logspecConfigMap.name" (include "fabric-ops.logspecConfigMapName" .) -}}
 {{- end -}}
 {{- toYaml $s -}}
+{{- end -}}
+
+{{/* The Kubernetes integration (events, logspec ConfigMap): "true" when either is on. */}}
+{{- define "fabric-ops.kubernetesApi" -}}
+{{- if or .Values.kubernetes.events.enabled .Values.kubernetes.logspecConfigMap.enabled }}true{{ end -}}
+{{- end -}}
+
+{{/* Name of the logspec ConfigMap the chart creates; empty when the watch is off. */}}
+{{- define "fabric-ops.logspecConfigMapName" -}}
+{{- if .Values.kubernetes.logspecConfigMap.enabled }}{{ printf "%s-logspec" (include "fabric-ops.fullname" .) | trunc 63 | trimSuffix "-" }}{{ end -}}
 {{- end -}}
 
 {{/* Fabric's environment variable for a key path: CORE_ / ORDERER_ + the path upper-cased, "." as "_". */}}
