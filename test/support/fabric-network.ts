@@ -21,7 +21,15 @@ import { logTail, terminate } from './processes';
  */
 
 const run = promisify(execFile);
-const repoRoot = path.resolve(__dirname, '../..');
+/** The repository root, also when this file runs compiled elsewhere (bench builds). */
+function findRepoRoot(): string {
+  for (let dir = __dirname; ; dir = path.dirname(dir)) {
+    if (existsSync(path.join(dir, 'examples/chaincode-as-a-service/package.json')) && existsSync(path.join(dir, 'node_modules'))) return dir;
+    if (path.dirname(dir) === dir) return path.resolve(__dirname, '../..');
+  }
+}
+
+const repoRoot = findRepoRoot();
 export const channelName = 'mychannel';
 
 export function fabricNetworkHome(): string {
