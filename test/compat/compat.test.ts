@@ -2,6 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import {
   FabricStartError,
+  killAllFabricNodes,
   makeFabricWorkDir,
   startFabricNode,
   uniquePort,
@@ -86,6 +87,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.allSettled(scenarios.map((s) => s.stop()));
+  await killAllFabricNodes();
   await statsd?.close();
   await work?.cleanup();
   await pki?.cleanup();

@@ -18,7 +18,6 @@ export interface Deviation {
 }
 
 type HttpAnswer = Extract<Answer, { kind: 'http' }>;
-type Value = Extract<Answer, { kind: 'value' }>;
 
 const endpoints = new Set(['/logspec', '/healthz', '/metrics', '/version']);
 const protectedPaths = new Set(['/logspec', '/metrics']);
@@ -37,7 +36,7 @@ function httpPair(c: AnyCase, fabric: Answer, ours: Answer): { c: HttpCase; f: H
 
 function values(c: AnyCase, fabric: Answer, ours: Answer, topic: string): { f: string; o: string } | null {
   if (isHttpCase(c) || c.topic !== topic || fabric.kind !== 'value' || ours.kind !== 'value') return null;
-  return { f: (fabric as Value).value, o: (ours as Value).value };
+  return { f: (fabric).value, o: (ours).value };
 }
 
 const jsonError = (a: HttpAnswer, status: number): boolean => a.status === status && a.contentType === 'application/json' && /^\{error:string\}$|^empty$/.test(a.body);

@@ -71,7 +71,7 @@ export function udpPortsOf(pid: number): Set<number> {
   }
   const ports = new Set<number>();
   for (const table of ['/proc/net/udp', '/proc/net/udp6']) {
-    let text = '';
+    let text: string;
     try {
       text = readFileSync(table, 'utf8');
     } catch {

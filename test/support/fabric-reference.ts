@@ -19,8 +19,19 @@ import { logTail, settlesWithin } from './processes';
 
 export type NodeKind = 'peer' | 'orderer';
 
+/** The repository root: the nearest folder above this file with a package.json (also when compiled elsewhere). */
+export function repositoryRoot(): string {
+  let dir = __dirname;
+  while (!existsSync(path.join(dir, 'package.json'))) {
+    const parent = path.dirname(dir);
+    if (parent === dir) throw new Error(`no package.json above ${__dirname}`);
+    dir = parent;
+  }
+  return dir;
+}
+
 export function fabricHome(): string {
-  const home = process.env.FABRIC_HOME ?? path.resolve(__dirname, '../../../shared/tools/fabric-2.5.12');
+  const home = process.env.FABRIC_HOME ?? path.resolve(repositoryRoot(), '../shared/tools/fabric-2.5.12');
   for (const required of ['bin/peer', 'bin/orderer', 'sampleconfig/core.yaml', 'sampleconfig/orderer.yaml']) {
     if (!existsSync(path.join(home, required))) {
       throw new Error(`Fabric release incomplete: ${path.join(home, required)} is missing (set FABRIC_HOME to a Fabric release with bin/ and sampleconfig/)`);
@@ -215,6 +226,8 @@ export async function startFabricNode(options: StartFabricOptions): Promise<Fabr
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once('exit', (code, signal) => resolve({ code, signal })),
   );
+  running.add(child);
+  void exited.then(() => running.delete(child));
   const node: FabricNode = {
     kind: config.kind,
     url: `127.0.0.1:${port}`,
@@ -270,6 +283,23 @@ function acceptsConnections(port: number): Promise<boolean> {
     });
     socket.once('error', () => resolve(false));
   });
+}
+
+const running = new Set<ChildProcess>();
+
+/** Kills every node this process started that still runs (afterAll, whatever failed before). */
+export async function killAllFabricNodes(): Promise<void> {
+  const children = [...running];
+  await Promise.all(
+    children.map(
+      (child) =>
+        new Promise<void>((resolve) => {
+          if (child.exitCode !== null || child.signalCode !== null) return resolve();
+          child.once('exit', () => resolve());
+          child.kill('SIGKILL');
+        }),
+    ),
+  );
 }
 
 /** The node exited during start (a configuration it refuses). */

@@ -1,0 +1,80 @@
+/**
+ * Prints start-to-first-200 (GET /healthz) and idle RSS of the real Fabric peer, the real
+ * orderer and fabric-ops (the compiled command, peer and orderer dialect), started side by side
+ * on the same configuration files. A figure, not a test: it asserts nothing.
+ *
+ *   npm run build && node_modules/.bin/tsc -p tsconfig.json --outDir .tmp/compat-build \
+ *     && $(scripts/node24.sh) .tmp/compat-build/test/compat/startup-figures.js
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import http from 'node:http';
+import path from 'node:path';
+import { fabricHome, listenAddressVariable, makeFabricWorkDir, repositoryRoot, residentKiB, uniquePort, writeNodeConfig, type NodeConfig } from '../support/fabric-reference';
+import { createTestPki } from '../support/pki';
+
+function firstOk(port: number, deadline: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const attempt = (): void => {
+      const req = http.get({ host: '127.0.0.1', port, path: '/healthz', agent: false }, (res) => {
+        res.resume();
+        if (res.statusCode === 200) resolve();
+        else retry();
+      });
+      req.on('error', retry);
+    };
+    const retry = (): void => {
+      if (Date.now() > deadline) reject(new Error(`no 200 from port ${port}`));
+      else setTimeout(attempt, 5);
+    };
+    attempt();
+  });
+}
+
+async function measure(label: string, config: NodeConfig, command: string, args: string[]): Promise<{ label: string; ms: number; child: ChildProcess }> {
+  const port = await uniquePort();
+  const started = process.hrtime.bigint();
+  const child = spawn(command, args, {
+    env: { PATH: process.env.PATH, ...config.env, [listenAddressVariable(config.kind)]: `127.0.0.1:${port}`, FABRIC_LOGGING_SPEC: 'info' },
+    stdio: 'ignore',
+  });
+  await firstOk(port, Date.now() + 30_000);
+  return { label, ms: Number(process.hrtime.bigint() - started) / 1e6, child };
+}
+
+async function main(): Promise<void> {
+  const pki = await createTestPki();
+  const work = await makeFabricWorkDir();
+  const children: ChildProcess[] = [];
+  try {
+    const common = { generalTls: { cert: pki.serverByOrgCA.cert, key: pki.serverByOrgCA.key, rootCA: pki.orgCA.cert } };
+    const peer = await writeNodeConfig(work.dir, { kind: 'peer', ...common });
+    const orderer = await writeNodeConfig(work.dir, { kind: 'orderer', ...common });
+    const cli = path.join(repositoryRoot(), 'dist/cli.js');
+    const bin = (name: string): string => path.join(fabricHome(), 'bin', name);
+    // One after another for the start times (2 shared cores), all running together for RSS.
+    const runs = [];
+    for (const [label, config, command, args] of [
+      ['Fabric peer', peer, bin('peer'), ['node', 'start']],
+      ['Fabric orderer', orderer, bin('orderer'), []],
+      ['fabric-ops (peer core.yaml)', peer, process.execPath, [cli, '--config', peer.file]],
+      ['fabric-ops (orderer orderer.yaml)', orderer, process.execPath, [cli, '--config', orderer.file]],
+    ] as const) {
+      const run = await measure(label, config, command, [...args]);
+      children.push(run.child);
+      runs.push(run);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 5000));
+    console.log('| process | start to first 200 on /healthz | idle RSS (5 s after start) |');
+    console.log('|---|---|---|');
+    for (const run of runs) console.log(`| ${run.label} | ${run.ms.toFixed(0)} ms | ${(residentKiB(run.child.pid ?? 0) / 1024).toFixed(1)} MiB |`);
+  } finally {
+    for (const child of children) child.kill('SIGKILL');
+    await work.cleanup();
+    await pki.cleanup();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});
