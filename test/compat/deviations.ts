@@ -248,4 +248,47 @@ export const deviations: readonly Deviation[] = [
       return !!v && /: duration \S+=\d+$/.test(c.id) && v.f.startsWith('starts') && v.o === 'refused at start';
     },
   },
+  {
+    id: 'D18',
+    title: 'plain HTTP sent to the TLS port',
+    fabric: '400 in clear text: "Client sent an HTTP request to an HTTPS server."',
+    ours: 'the connection is closed without an answer',
+    why: "Node's TLS server owns the socket from the first byte; answering in clear text would need a byte-peeking front socket or a JavaScript stream wrapper on every TLS connection, which costs every handshake (probes open one per request)",
+    matches(c, fabric, ours) {
+      return isHttpCase(c) && c.transport === 'plain-to-tls' && fabric.kind === 'http' && fabric.status === 400 && ours.kind === 'no-answer';
+    },
+  },
+  {
+    id: 'D19',
+    title: 'charset parameter on JSON answers',
+    fabric: 'Content-Type: application/json',
+    ours: 'Content-Type: application/json; charset=utf-8 (express)',
+    why: 'express always names the charset; JSON is UTF-8 by definition (RFC 8259) and clients ignore the parameter',
+    matches(c, fabric, ours) {
+      const p = httpPair(c, fabric, ours);
+      return !!p && p.c.fullContentType === true && p.f.contentType === 'application/json' && p.o.contentType === 'application/json; charset=utf-8' && p.f.status === p.o.status && p.f.body === p.o.body;
+    },
+  },
+  {
+    id: 'D20',
+    title: 'escaping parameter on the text exposition format',
+    fabric: 'Content-Type: text/plain; version=0.0.4; charset=utf-8; escaping=values',
+    ours: 'Content-Type: text/plain; version=0.0.4; charset=utf-8 (prom-client)',
+    why: "escaping= belongs to Prometheus' newer UTF-8 name negotiation; our metric names never need escaping, and Prometheus reads both",
+    matches(c, fabric, ours) {
+      const p = httpPair(c, fabric, ours);
+      return !!p && p.c.fullContentType === true && p.f.contentType === 'text/plain; version=0.0.4; charset=utf-8; escaping=values' && p.o.contentType === 'text/plain; version=0.0.4; charset=utf-8' && p.f.status === p.o.status;
+    },
+  },
+  {
+    id: 'D21',
+    title: 'a boolean environment value outside Go\'s ParseBool spellings (peer)',
+    fabric: 'the peer starts and reads it as false (viper/cast): CORE_OPERATIONS_TLS_ENABLED=yes serves plain HTTP; the orderer refuses to start',
+    ours: 'refuses to start in both dialects, naming the key, the value and the accepted spellings',
+    why: 'an operator who wrote "yes" meant true: silently serving /logspec without TLS is the worst reading',
+    matches(c, fabric, ours) {
+      const v = values(c, fabric, ours, 'config');
+      return !!v && /: boolean CORE_\w+=\S+$/.test(c.id) && v.f.startsWith('starts') && v.o === 'refused at start';
+    },
+  },
 ];
