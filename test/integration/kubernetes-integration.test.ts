@@ -1,3 +1,4 @@
+import { X509Certificate } from 'node:crypto';
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
@@ -195,6 +196,15 @@ describe('Kubernetes integration (fake API server, kubeconfig)', () => {
     await waitFor('the queued event', () => eventsWith(api, 'LogSpecChanged').find((event) => event.message.includes("from 'debug' to 'info'")), 70_000);
     expect(cli.stderr()).toContain('Kubernetes events are recorded again');
   }, 120_000);
+
+  it('the ConfigMap watch survives an API-server restart', async () => {
+    const port = api.port;
+    await api.stop();
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await api.start(port);
+    api.setConfigMap(namespace, configMapName, { logspec: 'chaincode=debug:info' });
+    await waitFor('the spec after the restart', async () => (await logspec()) === 'chaincode=debug:info', 40_000);
+  }, 60_000);
 });
 
 describe('Kubernetes integration through the in-cluster service account', () => {
@@ -226,8 +236,13 @@ describe('Kubernetes integration through the in-cluster service account', () => 
         CORE_OPERATIONS_TLS_CLIENTROOTCAS_FILES: pki.clientCA.cert,
         CORE_OPERATIONS_KUBERNETES_EVENTS_ENABLED: 'true',
         CORE_OPERATIONS_KUBERNETES_EVENTS_CERTIFICATEEXPIRYWARNINGDAYS: '7',
+        CORE_METRICS_PROVIDER: 'prometheus',
       });
-      await cli.listening();
+      const opsUrl = (await cli.listening()).replace('127.0.0.1', 'localhost');
+      const metrics = await request(`${opsUrl}/metrics`, { ca: pki.serverCA.certPem, client: pki.client });
+      const gauge = (certificate: string): number => Number(new RegExp(`^operations_tls_certificate_expiry_timestamp_seconds\\{certificate="${certificate}"\\} (\\S+)$`, 'm').exec(metrics.body)?.[1]);
+      expect(gauge('server')).toBe(Date.parse(new X509Certificate(soon.certPem).validTo) / 1000);
+      expect(gauge('client_ca')).toBe(Date.parse(new X509Certificate(pki.clientCA.certPem).validTo) / 1000);
       const warning = await waitFor('the expiry warning', () => eventsWith(api, 'CertificateExpiresSoon')[0]);
       expect(warning.type).toBe('Warning');
       expect(warning.message).toMatch(/serving certificate ".*CN=localhost" expires at .*, in [45] days/);
