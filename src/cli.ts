@@ -20,4 +20,5 @@ if (problem !== null) {
   process.stderr.write(`fabric-ops: ${problem}\n`);
   process.exit(2);
 }
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only after the version check, which must run on any Node
 require('./command');

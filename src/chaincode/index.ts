@@ -78,9 +78,15 @@ function reportStartError(error: unknown): void {
   for (const line of lines) process.stderr.write(`fabric-ops: ${line}\n`);
 }
 
+/** fabric-shim and fabric-contract-api are optional peer dependencies: loaded only when enabled. */
+function load<T>(id: string): T {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- an optional dependency, loaded on demand (an import would need it in every process)
+  return require(id) as T;
+}
+
 function loadOptional<T>(id: string): T | null {
   try {
-    return require(id) as T;
+    return load<T>(id);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND') return null;
     throw error;
@@ -102,9 +108,9 @@ export function enableChaincodeOperations(options: ChaincodeOperationsOptions = 
   const governor = new ShimLogGovernor(parseLogSpec(logging.getSpec()));
   logging.onSpecChange((spec) => governor.setSpec(spec));
 
-  const shim = require('fabric-shim') as ShimModule;
-  const ServerClass = require('fabric-shim/lib/server.js') as ShimServerClass;
-  governor.install('shim', require('fabric-shim/lib/logger.js') as WinstonLoggerModule);
+  const shim = load<ShimModule>('fabric-shim');
+  const ServerClass = load<ShimServerClass>('fabric-shim/lib/server.js');
+  governor.install('shim', load<WinstonLoggerModule>('fabric-shim/lib/logger.js'));
   const contractApiLogger = loadOptional<WinstonLoggerModule>('fabric-contract-api/lib/logger.js');
   if (contractApiLogger !== null) governor.install('contractapi', contractApiLogger);
   enabled = true;

@@ -61,7 +61,7 @@ export interface ChaincodeMessage {
 
 /** The fabric-shim module object (lib/chaincode.js exports the Shim class itself). */
 export interface ShimModule {
-  server(chaincode: ShimChaincode, options: ShimServerOptions): ShimServer;
+  server: (chaincode: ShimChaincode, options: ShimServerOptions) => ShimServer;
 }
 
 /** A winston transport (winston-transport's TransportStream): it filters by its parent logger's level. */
@@ -82,5 +82,5 @@ export interface WinstonLogger {
 
 /** lib/logger.js of fabric-shim and of fabric-contract-api (same code, separate logger maps). */
 export interface WinstonLoggerModule {
-  getLogger(name?: string): WinstonLogger;
+  getLogger: (name?: string) => WinstonLogger;
 }

@@ -20,7 +20,8 @@ function describeYamlValue(value: unknown): string {
   if (Array.isArray(value)) return 'a list';
   if (typeof value === 'object') return 'a mapping';
   if (typeof value === 'string') return JSON.stringify(value);
-  return `${typeof value} ${String(value)}`;
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return `${typeof value} ${value}`;
+  return typeof value;
 }
 
 function isMapping(value: unknown): value is Record<string, unknown> {
@@ -74,7 +75,7 @@ export function schemaLeaves(schema: object, prefix = ''): SchemaLeaf[] {
     const path = prefix === '' ? name : `${prefix}.${name}`;
     if (isMapping(node) && 'default' in node) {
       const defaultValue = node.default as SettingValue;
-      leaves.push({ path, kind: kindOfFormat(node.format, path), defaultValue, doc: String(node.doc ?? '') });
+      leaves.push({ path, kind: kindOfFormat(node.format, path), defaultValue, doc: typeof node.doc === 'string' ? node.doc : '' });
     } else if (isMapping(node)) {
       leaves.push(...schemaLeaves(node, path));
     }
@@ -300,7 +301,7 @@ export function resolveSettings(schema: object, document: unknown, env: Environm
   try {
     config.validate({ allowed: 'warn', output: () => undefined });
   } catch (error) {
-    throw new Error(`internal error: settings read do not match their convict schema: ${(error as Error).message}`);
+    throw new Error(`internal error: settings read do not match their convict schema: ${(error as Error).message}`, { cause: error });
   }
   const properties = config.getProperties();
   const values = new Map<string, SettingValue>();

@@ -102,11 +102,12 @@ function closeInsteadOfDraining(req: IncomingMessage, res: ServerResponse, drain
   const large = Number(req.headers['content-length'] ?? 0) > drainLimitBytes;
   const waitsForContinue = req.headers.expect?.toLowerCase() === '100-continue';
   if (!chunked && !large && !waitsForContinue) return;
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- called below with apply(this)
   const writeHead = res.writeHead;
   res.writeHead = function (this: ServerResponse, ...args: unknown[]): ServerResponse {
     if (!req.complete) this.setHeader('Connection', 'close');
     return (writeHead as (...a: unknown[]) => ServerResponse).apply(this, args);
-  } as typeof res.writeHead;
+  };
 }
 
 /** Writes a whole error answer on a socket with no usable response object, then closes it. */

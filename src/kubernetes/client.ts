@@ -64,7 +64,7 @@ export function createConfigMapApi(k8s: ClientNode, config: K8s.KubeConfig, name
     async list() {
       requireAccess('configmaps', 'list');
       const list = await core.listNamespacedConfigMap({ namespace, fieldSelector });
-      return { resourceVersion: list.metadata?.resourceVersion ?? '', items: list.items as ConfigMapLike[] };
+      return { resourceVersion: list.metadata?.resourceVersion ?? '', items: list.items };
     },
     async watch(resourceVersion, onEvent): Promise<WatchConnection> {
       requireAccess('configmaps', 'watch');

@@ -56,7 +56,9 @@ export function formatTime(time: Date): string {
   return `${iso.slice(0, 10)} ${iso.slice(11, 23)} UTC`;
 }
 
+// eslint-disable-next-line no-control-regex -- finding control characters is the point: they are escaped
 const controlCharacters = /[\u0000-\u001f\u007f]/g;
+// eslint-disable-next-line no-control-regex -- as above: a value with control characters is quoted
 const needsQuoting = /[\s"=\\\u0000-\u001f\u007f]/;
 
 function escapeControlCharacters(text: string): string {

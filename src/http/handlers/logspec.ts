@@ -66,7 +66,7 @@ export function describeBodyProblem(body: unknown): string | null {
     return `unknown ${extra.length === 1 ? 'property' : 'properties'} ${named.join(', ')}: the body must contain only "spec"`;
   }
   if (!('spec' in body)) return 'request body has no "spec" property';
-  const spec = (body as { spec: unknown }).spec;
+  const spec = body.spec;
   return `"spec" must be a string; got ${previewJson(spec)}`;
 }
 
@@ -93,6 +93,8 @@ export function putLogSpec(domain: OperationsDomain) {
       case 'notUtf8':
         sendError(res, 400, 'request body is not valid UTF-8');
         return;
+      case 'text':
+        break;
     }
     const parsed = parseJsonBody(body.text);
     const problem = parsed.ok ? describeBodyProblem(parsed.value) : parsed.problem;

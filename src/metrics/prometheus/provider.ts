@@ -124,7 +124,8 @@ export class PrometheusProvider implements MetricsProvider {
 }
 
 interface Collectable {
-  get(): Promise<unknown> | unknown;
+  /** The family, or a promise of it. */
+  get(): unknown;
 }
 
 async function collect(metric: unknown): Promise<Family> {

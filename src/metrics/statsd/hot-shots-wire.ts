@@ -36,7 +36,7 @@ export interface HotShotsWireOptions {
   port: number;
   /** udp6 for an IPv6 address. */
   ipv6: boolean;
-  onError(error: Error): void;
+  onError: (error: Error) => void;
 }
 
 export class HotShotsWire {
