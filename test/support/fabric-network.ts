@@ -199,7 +199,7 @@ export class FabricNetwork {
       return stdout;
     } catch (error) {
       const failed = error as { stderr?: string; message: string };
-      throw new Error(`peer ${args.slice(0, 3).join(' ')} failed: ${failed.stderr ?? failed.message}`);
+      throw new Error(`peer ${args.slice(0, 3).join(' ')} failed: ${failed.stderr ?? failed.message}`, { cause: error });
     }
   }
 
@@ -489,7 +489,7 @@ export async function buildChaincodeProject(): Promise<ChaincodeProject> {
   } catch (error) {
     await rm(dir, { recursive: true, force: true });
     const failed = error as { stdout?: string; message: string };
-    throw new Error(`compiling src/chaincode and the example failed:\n${failed.stdout ?? failed.message}`);
+    throw new Error(`compiling src/chaincode and the example failed:\n${failed.stdout ?? failed.message}`, { cause: error });
   }
   // What src/version.ts reads beside the compiled sources (a name other than fabric-ops: no self-reference).
   const { version } = JSON.parse(await readFile(path.join(repoRoot, 'package.json'), 'utf8')) as { version: string };
