@@ -3,17 +3,7 @@
  * empty bodies and malformed JSON. The same seed gives the same bodies on every machine.
  */
 
-/** mulberry32: a small, well-known 32-bit PRNG; enough for test data. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from '../support/random';
 
 export interface GeneratedBody {
   category: string;
@@ -24,7 +14,7 @@ const levels = ['payload', 'debug', 'info', 'warn', 'warning', 'error', 'dpanic'
 const nameParts = ['gossip', 'ledger', 'a', 'b', 'x_1', 'peer#2', 'msp-x', 'grpc', 'core', 'z9'];
 
 export function generateBodies(seed: number, count: number): GeneratedBody[] {
-  const random = prng(seed);
+  const random = seededRandom(seed);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
   const chance = (p: number): boolean => random() < p;
 

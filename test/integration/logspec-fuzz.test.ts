@@ -3,6 +3,7 @@ import { gzipSync } from 'node:zlib';
 import { OperationsSystem } from '../../src/system';
 import { testConfig } from '../support/config';
 import { LogCapture } from '../support/log-capture';
+import { seededRandom } from '../support/random';
 
 /**
  * 10,000+ generated PUT /logspec bodies from a fixed seed, against the real server over one
@@ -13,18 +14,6 @@ import { LogCapture } from '../support/log-capture';
 
 const seed = 0x5eed_f00d;
 const cases = 10_000;
-
-/** mulberry32: small, fast, and the same sequence on every machine. */
-function prng(start: number): () => number {
-  let state = start >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type Expected = 'accepted' | 'refused400' | 'tooLarge' | 'encoding';
 
@@ -229,7 +218,7 @@ describe(`PUT /logspec fuzzed with ${cases} bodies (seed ${seed.toString(16)})`,
   }
 
   it('never answers 5xx, always answers errors in JSON, and applies a spec whole or not at all', async () => {
-    const generate = new Generator(prng(seed));
+    const generate = new Generator(seededRandom(seed));
     const tally: Record<string, number> = {};
     let spec = await currentSpec();
     for (let index = 0; index < cases; index += 1) {

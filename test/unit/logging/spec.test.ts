@@ -2,6 +2,7 @@ import { FabricOpsError, LogSpecError } from '../../../src/errors';
 import { bunyanLevels, levelPasses, parseLevelName } from '../../../src/logging/levels';
 import { formatLogSpec, levelFor, parseLogSpec, type LogSpec } from '../../../src/logging/spec';
 import { logLevels, type LogLevel } from '../../../src/logging/types';
+import { seededRandom } from '../../support/random';
 
 function normalise(spec: string): string {
   return formatLogSpec(parseLogSpec(spec));
@@ -288,18 +289,6 @@ describe('logging specification: resolution', () => {
   });
 });
 
-/** Deterministic PRNG (mulberry32), so a failure reproduces. */
-function randomSource(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const levelSpellings = [
   'payload', 'debug', 'info', 'warn', 'warning', 'error', 'dpanic', 'panic', 'fatal', 'notice', 'critical',
 ].flatMap((name) => [name, name.toUpperCase()]);
@@ -324,7 +313,7 @@ function generateValidSpec(random: () => number): string {
 
 describe('logging specification: round trip', () => {
   it('formatLogSpec(parseLogSpec(x)) parses back to the same spec for 5,000 generated specs', () => {
-    const random = randomSource(20261122);
+    const random = seededRandom(20261122);
     let withLoggers = 0;
     for (let i = 0; i < 5000; i++) {
       const spec = generateValidSpec(random);
@@ -343,7 +332,7 @@ describe('logging specification: round trip', () => {
   });
 
   it('rejects random text only with LogSpecError, and what it accepts also round-trips', () => {
-    const random = randomSource(7);
+    const random = seededRandom(7);
     const alphabet = [...'ab.:=,*- DEBUGinfowarn\u00e9\t'];
     let accepted = 0;
     for (let i = 0; i < 5000; i++) {
