@@ -33,7 +33,7 @@ async function serve(options: ServeOptions): Promise<void> {
     operations.tls = { enabled: true, certFile: options.tls.certFile, keyFile: options.tls.keyFile, clientAuthRequired: false, clientRootCAFiles: [options.tls.caFile] };
   }
   if (options.maxConnections !== null) operations.maxConnections = options.maxConnections;
-  const system = await OperationsSystem.start({ config: testConfig({ operations } as Parameters<typeof testConfig>[0]), env: {}, logStream: new LogCapture() });
+  const system = await OperationsSystem.start({ config: testConfig({ operations }), env: {}, logStream: new LogCapture() });
   process.send?.({ port: system.address.port });
   process.on('message', () => {
     void system.stop(0).then(() => process.exit(0));

@@ -136,7 +136,8 @@ async function startInstance(contender: Contender, mode: Mode, pki: TestPki): Pr
   child.stderr?.on('data', (chunk: Buffer) => {
     if (stderr.length < 200) stderr.push(chunk.toString('utf8'));
   });
-  let exited: string | null = null;
+  // Set by the listener below (a plain `= null` would make TypeScript narrow it to null for good).
+  let exited = null as string | null;
   child.on('exit', (code, signal) => {
     exited = `exited with ${code ?? signal}`;
     running.delete(child);

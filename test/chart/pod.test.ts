@@ -136,7 +136,7 @@ async function mountVolumes(
 
 /** The pod's absolute paths under the temporary root, and loopback instead of every interface. */
 function inRoot(root: string, text: string): string {
-  return text.replace(/(^|[\s"'=\[])\/etc\//g, `$1${root}/etc/`).replace(/0\.0\.0\.0:/g, '127.0.0.1:');
+  return text.replace(/(^|[\s"'=[])\/etc\//g, `$1${root}/etc/`).replace(/0\.0\.0\.0:/g, '127.0.0.1:');
 }
 
 function envOf(c: Container, root: string): Record<string, string> {

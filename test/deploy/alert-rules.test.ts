@@ -70,7 +70,7 @@ describe('the alert rules', () => {
     });
 
     async function testWith(change: (rule: { expr: string; for?: string }) => void, alert: string): Promise<string> {
-      const mutated = structuredClone(rules) as RulesFile;
+      const mutated = structuredClone<RulesFile>(rules);
       const rule = mutated.groups.flatMap((group) => group.rules).find((r) => r.alert === alert);
       if (!rule) throw new Error(`no alert ${alert}`);
       change(rule);

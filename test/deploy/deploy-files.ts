@@ -99,6 +99,7 @@ export function run(command: string, args: string[], cwd?: string): Promise<RunR
   return new Promise((done, reject) => {
     execFile(command, args, { cwd, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
       const output = `${stdout}${stderr}`;
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- an ExecFileException is an Error (@types/node declares it with Omit<>, which hides that)
       if (error && typeof error.code !== 'number') return reject(error);
       done({ code: error ? Number(error.code) : 0, output });
     });

@@ -109,7 +109,7 @@ async function apiGet<T>(path: string): Promise<T> {
 
 async function poll<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
-  let last = '';
+  let last: string;
   for (;;) {
     if (prometheus?.exitCode !== null) throw new Error(`prometheus exited (${String(prometheus?.exitCode)}): ${prometheusOutput}`);
     try {

@@ -3,6 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import packageJson from '../../package.json';
 import { request } from '../support/http';
 import { requireCommand } from '../support/prerequisites';
 import { cliPath, requireBuiltCli, runCli } from '../support/cli';
@@ -32,8 +33,7 @@ describe('fabric-ops command', () => {
   it('--version prints the version and the commit', async () => {
     const run = runCli(['--version']);
     expect((await run.exited).code).toBe(0);
-    const pkg = require('../../package.json') as { version: string };
-    expect(run.stdout().trim()).toMatch(new RegExp(`^fabric-ops ${pkg.version.replace(/\./g, '\\.')} \\(commit ([0-9a-f]{40}|unknown)\\)$`));
+    expect(run.stdout().trim()).toMatch(new RegExp(`^fabric-ops ${packageJson.version.replace(/\./g, '\\.')} \\(commit ([0-9a-f]{40}|unknown)\\)$`));
   });
 
   it('--list-keys lists the dialect\'s keys with their environment variables', async () => {

@@ -1,3 +1,4 @@
+import packageJson from '../../package.json';
 import { OperationsSystem } from '../../src/system';
 import type { HealthChecker } from '../../src/health/types';
 import { testConfig } from '../support/config';
@@ -142,8 +143,7 @@ describe('operations endpoints over plain HTTP (TLS off)', () => {
   it('GET /version answers the package version and the build commit', async () => {
     const answer = await request(`${url}/version`);
     expect(answer.status).toBe(200);
-    const pkg = require('../../package.json') as { version: string };
-    expect(answer.json).toEqual({ CommitSHA: expect.any(String), Version: pkg.version });
+    expect(answer.json).toEqual({ CommitSHA: expect.any(String), Version: packageJson.version });
   });
 
   it('GET /metrics serves the Prometheus exposition when the provider is prometheus', async () => {

@@ -162,7 +162,7 @@ describe('health against a private Docker engine', () => {
       const dir = await mkdtemp(path.join(os.tmpdir(), 'core-'));
       try {
         const coreYaml = readFileSync(sampleCoreYaml, 'utf8');
-        const emptied = coreYaml.replace(/^(  endpoint: )unix:\/\/\/var\/run\/docker\.sock$/m, '$1""');
+        const emptied = coreYaml.replace(/^( {2}endpoint: )unix:\/\/\/var\/run\/docker\.sock$/m, '$1""');
         expect(emptied).not.toBe(coreYaml);
         writeFileSync(path.join(dir, 'core.yaml'), emptied);
         // An empty CORE_VM_ENDPOINT does not clear it (empty variables are ignored, as viper does), so the file says it.

@@ -37,7 +37,7 @@ async function run(command: string, args: string[], env: NodeJS.ProcessEnv = pro
     await execFileAsync(command, args, { cwd: repoRoot, env, maxBuffer: 16 * 1024 * 1024 });
   } catch (error) {
     const { stderr = '', stdout = '' } = error as { stderr?: string; stdout?: string };
-    throw new Error(`${command} ${args.join(' ')} failed: ${stderr.trim() || stdout.trim() || String(error)}`);
+    throw new Error(`${command} ${args.join(' ')} failed: ${stderr.trim() || stdout.trim() || String(error)}`, { cause: error });
   }
 }
 
@@ -87,7 +87,7 @@ describe('StatsD daemon in a container (testcontainers)', () => {
         flushIntervalMs: 100,
       }),
     );
-    // Loaded here, after the environment above is set (an import would be hoisted above it).
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded after the environment above is set (an import would be hoisted above it)
     const { GenericContainer } = require('testcontainers') as typeof import('testcontainers');
     container = await new GenericContainer(image)
       .withNetworkMode('host')

@@ -19,7 +19,7 @@ export async function run(command: string, args: string[], env: NodeJS.ProcessEn
   } catch (error) {
     const { stderr = '', stdout = '' } = error as { stderr?: string; stdout?: string };
     const output = `${stdout}\n${stderr}`.trim().split('\n').slice(-40).join('\n');
-    throw new Error(`${command} ${args.join(' ')} failed:\n${output || String(error)}`);
+    throw new Error(`${command} ${args.join(' ')} failed:\n${output || String(error)}`, { cause: error });
   }
 }
 
@@ -63,7 +63,7 @@ async function withBuildLock<T>(work: () => Promise<T>): Promise<T> {
         await rm(lockDir, { recursive: true, force: true });
         continue;
       }
-      if (Date.now() > deadline) throw new Error(`image build lock ${lockDir} held by pid ${holder} for too long`);
+      if (Date.now() > deadline) throw new Error(`image build lock ${lockDir} held by pid ${holder} for too long`, { cause: error });
       await new Promise((done) => setTimeout(done, 500));
     }
   }

@@ -54,7 +54,7 @@ function merge(base: Record<string, unknown>, overrides: Record<string, unknown>
 
 /** baseTestConfig() deep-merged with overrides (arrays replace). */
 export function testConfig(overrides: DeepPartial<NormalisedConfig> = {}): NormalisedConfig {
-  return merge(baseTestConfig() as unknown as Record<string, unknown>, overrides as Record<string, unknown>) as unknown as NormalisedConfig;
+  return merge(baseTestConfig(), overrides) as unknown as NormalisedConfig;
 }
 
 /** A container-runtime section: the Docker checker on the default endpoint, plus overrides. */

@@ -220,7 +220,7 @@ export class FakeApiServer {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const text = Buffer.concat(chunks).toString('utf8');
-    let body: unknown = null;
+    let body: unknown;
     try {
       body = text === '' ? null : JSON.parse(text);
     } catch {
@@ -278,7 +278,7 @@ export class FakeApiServer {
       this.invalid.push({ body, errors: ['a merge patch must be an object'] });
       return this.status(res, 422, 'Invalid', 'a merge patch must be an object');
     }
-    const merged = { ...existing, ...(body as Record<string, unknown>) } as StoredEvent;
+    const merged = { ...existing, ...(body as Record<string, unknown>) };
     const errors = await this.validate('Event', { ...merged, metadata: { name: merged.metadata.name, namespace } });
     if (errors.length > 0) {
       this.invalid.push({ body, errors });

@@ -73,7 +73,7 @@ async function openssl(args: string[], cwd: string): Promise<void> {
     await execFileAsync('openssl', args, { cwd });
   } catch (error) {
     const stderr = (error as { stderr?: string }).stderr ?? '';
-    throw new Error(`openssl ${args.join(' ')} failed: ${stderr.trim() || String(error)}`);
+    throw new Error(`openssl ${args.join(' ')} failed: ${stderr.trim() || String(error)}`, { cause: error });
   }
 }
 

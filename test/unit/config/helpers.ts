@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { inspect } from 'node:util';
 import { normaliseConfig } from '../../../src/config/normalise';
 import { parseConfigYaml } from '../../../src/config/yaml';
 import type { Dialect, NormalisedConfig } from '../../../src/config/types';
@@ -25,7 +26,7 @@ export function problemsOf(action: () => unknown): readonly string[] {
     thrown = error;
   }
   if (!(thrown instanceof ConfigError)) {
-    throw new Error(`expected a ConfigError, got ${thrown === undefined ? 'no error' : String(thrown)}`);
+    throw new Error(`expected a ConfigError, got ${thrown === undefined ? 'no error' : inspect(thrown)}`);
   }
   expect(thrown.message).toBe(thrown.problems.join('\n'));
   return thrown.problems;
