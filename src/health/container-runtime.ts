@@ -2,7 +2,8 @@ import { statSync } from 'node:fs';
 import type { NormalisedConfig } from '../config/types';
 import type { Logger, LoggerFactory } from '../logging/types';
 import { CheckTimeoutError } from './abort-reasons';
-import { CriChecker } from './cri-checker';
+import type * as CriModule from './cri-checker';
+import type { CriChecker } from './cri-checker';
 import { DockerChecker } from './docker-checker';
 import { defaultCriSockets, defaultDockerSocket, formatRuntimeEndpoint, parseRuntimeEndpoint, type RuntimeEndpoint } from './endpoint';
 import type { HealthChecker } from './types';
@@ -112,7 +113,9 @@ function newDocker(config: ContainerRuntimeConfig, endpoint: RuntimeEndpoint): D
   return new DockerChecker({ endpoint, tls });
 }
 
+/** gRPC and the CRI proto are loaded only here: most processes never check a CRI runtime. */
 function newCri(config: ContainerRuntimeConfig, endpoint: RuntimeEndpoint, logger: Logger): CriChecker {
+  const { CriChecker } = require('./cri-checker') as typeof CriModule;
   return new CriChecker({ endpoint, requiredConditions: config.requiredConditions, logger });
 }
 

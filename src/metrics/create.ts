@@ -1,8 +1,9 @@
 import type { NormalisedConfig } from '../config/types';
 import type { LoggerFactory } from '../logging/types';
 import { DisabledProvider } from './disabled/provider';
-import { PrometheusProvider } from './prometheus/provider';
-import { StatsdMetricsSystem, type StatsdTuning } from './statsd/system';
+import type * as PrometheusModule from './prometheus/provider';
+import type * as StatsdModule from './statsd/system';
+import type { StatsdTuning } from './statsd/system';
 import type { MetricsProvider, MetricsSystem, ScrapeEndpoint } from './types';
 
 export interface MetricsSystemDeps {
@@ -29,15 +30,18 @@ class StaticMetricsSystem implements MetricsSystem {
 
 /**
  * The configured provider. An address with an empty host (`:8125`) means this machine,
- * as in Fabric (Go dials the local system).
+ * as in Fabric (Go dials the local system). Each provider's module (prom-client, hot-shots)
+ * is loaded only when it is the one configured: a process pays for what it uses at start.
  */
 export function createMetricsSystem(config: NormalisedConfig['metrics'], deps: MetricsSystemDeps): MetricsSystem {
   switch (config.provider) {
     case 'prometheus': {
+      const { PrometheusProvider } = require('./prometheus/provider') as typeof PrometheusModule;
       const provider = new PrometheusProvider();
       return new StaticMetricsSystem(provider, provider.scrape);
     }
-    case 'statsd':
+    case 'statsd': {
+      const { StatsdMetricsSystem } = require('./statsd/system') as typeof StatsdModule;
       return new StatsdMetricsSystem({
         ...deps.statsd,
         network: config.statsd.network,
@@ -47,6 +51,7 @@ export function createMetricsSystem(config: NormalisedConfig['metrics'], deps: M
         prefix: config.statsd.prefix,
         loggers: deps.loggers,
       });
+    }
     case 'disabled':
       return new StaticMetricsSystem(new DisabledProvider(), null);
   }

@@ -1,0 +1,83 @@
+/**
+ * A feature's heavy packages load only when it is configured (issue 10: start time and idle
+ * memory). The built command runs with a preload that writes, on exit, every package whose
+ * files were loaded; the service answers as usual meanwhile.
+ */
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { request } from '../support/http';
+import { requireBuiltCli, runCli } from '../support/cli';
+
+let tmp: string;
+let preload: string;
+beforeAll(async () => {
+  requireBuiltCli();
+  tmp = await mkdtemp(path.join(os.tmpdir(), 'fabric-ops-modules-'));
+  preload = path.join(tmp, 'record-modules.js');
+  await writeFile(
+    preload,
+    `process.on('exit', () => {
+  const packages = new Set();
+  for (const file of Object.keys(require.cache)) {
+    const match = /node_modules\\/((?:@[^/]+\\/)?[^/]+)\\//.exec(file);
+    if (match) packages.add(match[1]);
+  }
+  require('node:fs').writeFileSync(process.env.RECORD_MODULES_TO, JSON.stringify([...packages].sort()));
+});
+`,
+  );
+});
+afterAll(async () => {
+  await rm(tmp, { recursive: true, force: true });
+});
+
+/** Starts the command with these CORE_* variables, checks /healthz answers, stops it; the packages it loaded. */
+async function packagesLoaded(name: string, env: NodeJS.ProcessEnv): Promise<string[]> {
+  const out = path.join(tmp, `${name}.json`);
+  const run = runCli([], {
+    NODE_OPTIONS: `--require ${preload}`,
+    RECORD_MODULES_TO: out,
+    CORE_OPERATIONS_LISTENADDRESS: '127.0.0.1:0',
+    CORE_OPERATIONS_HEALTHCHECK_TIMEOUT: '200ms',
+    ...env,
+  });
+  try {
+    const url = await run.listening();
+    const health = await request(`${url}/healthz`);
+    expect([200, 503]).toContain(health.status);
+    expect(JSON.parse(health.body)).toHaveProperty('status');
+  } finally {
+    run.child.kill('SIGTERM');
+  }
+  expect((await run.exited).code).toBe(0);
+  return JSON.parse(await readFile(out, 'utf8')) as string[];
+}
+
+describe('packages loaded at start', () => {
+  it('prometheus without a runtime checker: prom-client and express, no gRPC, hot-shots or Kubernetes client', async () => {
+    const loaded = await packagesLoaded('prometheus', { CORE_METRICS_PROVIDER: 'prometheus', CORE_OPERATIONS_HEALTHCHECK_CONTAINERRUNTIME_TYPE: 'none' });
+    expect(loaded).toEqual(expect.arrayContaining(['prom-client', 'express']));
+    for (const unused of ['@grpc/grpc-js', '@grpc/proto-loader', 'protobufjs', 'hot-shots', '@kubernetes/client-node']) expect(loaded).not.toContain(unused);
+  });
+
+  it('statsd: hot-shots, and no prom-client', async () => {
+    const loaded = await packagesLoaded('statsd', { CORE_METRICS_PROVIDER: 'statsd', CORE_METRICS_STATSD_ADDRESS: '127.0.0.1:9', CORE_OPERATIONS_HEALTHCHECK_CONTAINERRUNTIME_TYPE: 'none' });
+    expect(loaded).toContain('hot-shots');
+    expect(loaded).not.toContain('prom-client');
+  });
+
+  it('metrics disabled: neither metrics package', async () => {
+    const loaded = await packagesLoaded('disabled', { CORE_METRICS_PROVIDER: 'disabled', CORE_OPERATIONS_HEALTHCHECK_CONTAINERRUNTIME_TYPE: 'none' });
+    for (const unused of ['prom-client', 'hot-shots', '@grpc/grpc-js']) expect(loaded).not.toContain(unused);
+  });
+
+  it('the cri runtime checker loads gRPC', async () => {
+    const loaded = await packagesLoaded('cri', {
+      CORE_METRICS_PROVIDER: 'disabled',
+      CORE_OPERATIONS_HEALTHCHECK_CONTAINERRUNTIME_TYPE: 'cri',
+      CORE_OPERATIONS_HEALTHCHECK_CONTAINERRUNTIME_ENDPOINT: `unix://${path.join(os.tmpdir(), 'fabric-ops-no-such-cri.sock')}`,
+    });
+    expect(loaded).toEqual(expect.arrayContaining(['@grpc/grpc-js', '@grpc/proto-loader']));
+  });
+});
