@@ -4,3 +4,4 @@ export { settingsReference, type SettingReference } from './reference';
 export { peerSchema, type PeerSettings } from './peer-schema';
 export { ordererSchema, type OrdererSettings } from './orderer-schema';
 export * from './types';
+export * from './schema';

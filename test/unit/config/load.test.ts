@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { detectDialect, loadConfig } from '../../../src/config/load';
-import { NormalisedConfigSchema } from '../../../src/config/types';
+import { NormalisedConfigSchema } from '../../../src/config/schema';
 import { makeTempDir, problemsOf, removeTempDirs, writeFile } from './helpers';
 
 afterAll(removeTempDirs);

@@ -1,5 +1,5 @@
 import { normaliseConfig } from '../../../src/config/normalise';
-import { NormalisedConfigSchema } from '../../../src/config/types';
+import { NormalisedConfigSchema } from '../../../src/config/schema';
 import { normaliseYaml, problemsOf } from './helpers';
 
 const peerTls = `

@@ -1,0 +1,121 @@
+import { z } from 'zod';
+import { containerRuntimeTypes, dialects, metricsProviders, statsdNetworks } from './types';
+
+/**
+ * The zod schema of the normalised configuration (the types in ./types are inferred from it).
+ * The normaliser's output is checked against it by the tests; a running service never loads it.
+ */
+
+export const HostPortSchema = z.object({
+  /** '' means every interface. */
+  host: z.string(),
+  /** 0 means "pick a free port". */
+  port: z.number().int().min(0).max(65535),
+});
+
+export const TlsConfigSchema = z.object({
+  enabled: z.boolean(),
+  /** Absolute path, '' when not set. */
+  certFile: z.string(),
+  keyFile: z.string(),
+  clientAuthRequired: z.boolean(),
+  clientRootCAFiles: z.array(z.string()),
+  /** Refuse to start (instead of warning) when the server certificate chains to an organization CA. */
+  requireDedicatedCA: z.boolean(),
+});
+
+export const NormalisedConfigSchema = z.object({
+  dialect: z.enum(dialects),
+  /** Absolute path of the file read, or null for the embedded defaults. */
+  configFile: z.string().nullable(),
+  operations: z.object({
+    listen: HostPortSchema,
+    tls: TlsConfigSchema,
+    /**
+     * Connections open at once; more are closed as soon as they are accepted and counted in
+     * operations_connections_refused. The normaliser always sets it; absent (a config built by
+     * hand before the key existed) means the default, 1024.
+     */
+    maxConnections: z.number().int().positive().optional(),
+  }),
+  /**
+   * CAs the node itself uses for organizations (the dedicated-CA rule, spec 2.2 and 5.6).
+   * peer: peer.tls.rootcert.file, peer.tls.clientRootCAs.files; orderer: General.TLS.RootCAs,
+   * General.TLS.ClientRootCAs. Dirs: <MSP dir>/cacerts and <MSP dir>/tlscacerts (peer.mspConfigPath,
+   * General.LocalMSPDir). Absolute paths; a listed file or dir that does not exist is skipped.
+   */
+  organizationCAs: z.object({
+    files: z.array(z.string()),
+    dirs: z.array(z.string()),
+  }),
+  metrics: z.object({
+    provider: z.enum(metricsProviders),
+    statsd: z.object({
+      network: z.enum(statsdNetworks),
+      address: HostPortSchema,
+      writeIntervalMs: z.number().int().positive(),
+      /** '' or ending in '.'. */
+      prefix: z.string(),
+    }),
+  }),
+  health: z.object({
+    /** Per-checker timeout. */
+    timeoutMs: z.number().int().positive(),
+    containerRuntime: z.object({
+      type: z.enum(containerRuntimeTypes),
+      /** unix:///path, /path, tcp://host:port; '' when type is none. */
+      endpoint: z.string(),
+      /** CRI conditions that must be true for the cri checker to pass. */
+      requiredConditions: z.array(z.string()),
+      /** Docker over TCP with TLS (peer: vm.docker.tls.*). Absolute paths or ''. */
+      dockerTls: z.object({
+        enabled: z.boolean(),
+        caFile: z.string(),
+        certFile: z.string(),
+        keyFile: z.string(),
+      }),
+    }),
+  }),
+  /**
+   * The Kubernetes integration (src/kubernetes), off by default. The normaliser always sets it;
+   * absent (a config built by hand) means off.
+   */
+  kubernetes: z
+    .object({
+      events: z.object({
+        enabled: z.boolean(),
+        /** 0: no near-expiry warning. */
+        certificateExpiryWarningDays: z.number().int().min(0),
+      }),
+      /** name '' means no ConfigMap is watched. */
+      logspecConfigMap: z.object({ name: z.string(), key: z.string() }),
+    })
+    .optional(),
+  /**
+   * The dialect's own key names for the settings above, so that errors found after
+   * normalisation (an unreadable certificate, say) can name the key the user wrote.
+   */
+  keys: z.object({
+    listenAddress: z.string(),
+    maxConnections: z.string(),
+    tlsEnabled: z.string(),
+    tlsCertFile: z.string(),
+    tlsKeyFile: z.string(),
+    tlsClientRootCAs: z.string(),
+    tlsClientAuthRequired: z.string(),
+    tlsRequireDedicatedCA: z.string(),
+    metricsProvider: z.string(),
+    statsdNetwork: z.string(),
+    statsdAddress: z.string(),
+    statsdWriteInterval: z.string(),
+    statsdPrefix: z.string(),
+    healthTimeout: z.string(),
+    containerRuntimeType: z.string(),
+    containerRuntimeEndpoint: z.string(),
+    containerRuntimeRequiredConditions: z.string(),
+    kubernetesEventsEnabled: z.string(),
+    kubernetesCertificateExpiryWarningDays: z.string(),
+    kubernetesLogspecConfigMapName: z.string(),
+    kubernetesLogspecConfigMapKey: z.string(),
+  }),
+});
