@@ -31,6 +31,17 @@ prereqs:
 test: build prereqs
 	$(NODE) node_modules/jest/bin/jest.js --ci
 
+# ESLint (eslint.config.mjs: typescript-eslint's type-checked rules over src, test, bench, scripts
+# and examples) and Prettier (.prettierrc.json, .prettierignore). `make fix` applies their fixes.
+.PHONY: lint fix
+lint: deps
+	$(NODE) node_modules/eslint/bin/eslint.js .
+	$(NODE) node_modules/prettier/bin/prettier.cjs --check .
+
+fix: deps
+	$(NODE) node_modules/eslint/bin/eslint.js --fix .
+	$(NODE) node_modules/prettier/bin/prettier.cjs --write --log-level warn .
+
 # The differential suite against the real Fabric peer and orderer (FABRIC_HOME: another release);
 # rewrites docs/compatibility.md and the README's deviations section from the run.
 compat: deps prereqs
