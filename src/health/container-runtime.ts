@@ -115,6 +115,7 @@ function newDocker(config: ContainerRuntimeConfig, endpoint: RuntimeEndpoint): D
 
 /** gRPC and the CRI proto are loaded only here: most processes never check a CRI runtime. */
 function newCri(config: ContainerRuntimeConfig, endpoint: RuntimeEndpoint, logger: Logger): CriChecker {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on demand (see above); an import would load gRPC in every process
   const { CriChecker } = require('./cri-checker') as typeof CriModule;
   return new CriChecker({ endpoint, requiredConditions: config.requiredConditions, logger });
 }

@@ -36,11 +36,13 @@ class StaticMetricsSystem implements MetricsSystem {
 export function createMetricsSystem(config: NormalisedConfig['metrics'], deps: MetricsSystemDeps): MetricsSystem {
   switch (config.provider) {
     case 'prometheus': {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- only the configured provider's module is loaded (see above)
       const { PrometheusProvider } = require('./prometheus/provider') as typeof PrometheusModule;
       const provider = new PrometheusProvider();
       return new StaticMetricsSystem(provider, provider.scrape);
     }
     case 'statsd': {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- only the configured provider's module is loaded (see above)
       const { StatsdMetricsSystem } = require('./statsd/system') as typeof StatsdModule;
       return new StatsdMetricsSystem({
         ...deps.statsd,
