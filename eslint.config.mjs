@@ -1,24 +1,16 @@
 // ESLint (flat config): typescript-eslint's type-checked rules over every TypeScript file,
 // ESLint's recommended rules over all files. `make lint` runs it, `make fix` applies --fix.
+import js from '@eslint/js';
 import { defineConfig } from 'eslint/config';
-import { builtinRules } from 'eslint/use-at-your-own-risk';
+import globals from 'globals';
 import tseslint from 'typescript-eslint';
-
-// ESLint's own recommended set, read from the rules' metadata: what @eslint/js's
-// `configs.recommended` lists (that package is not among the dependencies).
-const eslintRecommended = Object.fromEntries([...builtinRules].filter(([, rule]) => rule.meta?.docs?.recommended === true).map(([name]) => [name, 'error']));
-
-// The JavaScript files are Node scripts: the globals of the Node running ESLint, plus CommonJS's.
-const nodeGlobals = Object.fromEntries(
-  [...Object.getOwnPropertyNames(globalThis), 'require', 'module', 'exports', '__dirname', '__filename'].map((name) => [name, 'readonly']),
-);
 
 export default defineConfig(
   {
     ignores: ['dist/', 'coverage/', '.tmp/', '.tools/', '.image/', '**/node_modules/', 'examples/*/dist/', 'deploy/compose/pki/'],
   },
   { linterOptions: { reportUnusedDisableDirectives: 'error' } },
-  { rules: eslintRecommended },
+  js.configs.recommended,
   {
     files: ['**/*.ts'],
     extends: [tseslint.configs.recommendedTypeChecked],
@@ -52,8 +44,9 @@ export default defineConfig(
     },
   },
   {
+    // The JavaScript files are Node scripts.
     files: ['**/*.js', '**/*.mjs', '**/*.cjs'],
-    languageOptions: { globals: nodeGlobals },
+    languageOptions: { globals: globals.node },
   },
   {
     files: ['**/*.js', '**/*.cjs'],
