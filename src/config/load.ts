@@ -4,7 +4,7 @@ import { ConfigError } from '../errors';
 import { dialectDefinition, normaliseConfig } from './normalise';
 import { dialects, type Dialect, type NormalisedConfig } from './types';
 import { describeFileError } from '../file-errors';
-import { parseConfigYaml } from './yaml';
+import type * as YamlModule from './yaml';
 
 export interface LoadConfigOptions {
   /** A core.yaml or orderer.yaml; relative to the working directory. */
@@ -65,6 +65,8 @@ function readYamlFile(file: string): unknown {
   } catch (error) {
     throw new ConfigError([`config file ${file}: cannot be read: ${describeFileError(error)}`]);
   }
+  // The YAML parser is loaded only when there is a file: a start from the environment alone skips it.
+  const { parseConfigYaml } = require('./yaml') as typeof YamlModule;
   return parseConfigYaml(text, file);
 }
 
