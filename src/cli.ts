@@ -2,6 +2,7 @@
 // Checks the Node.js version before the command and its dependencies are loaded: they may use
 // APIs that an older Node.js lacks, which would fail later and less clearly.
 import { readFileSync } from 'node:fs';
+import { enableCompileCache } from 'node:module';
 import { join } from 'node:path';
 import { nodeVersionProblem } from './node-version';
 
@@ -20,5 +21,9 @@ if (problem !== null) {
   process.stderr.write(`fabric-ops: ${problem}\n`);
   process.exit(2);
 }
+// Node's on-disk cache of compiled code (in the OS temp directory, or NODE_COMPILE_CACHE;
+// NODE_DISABLE_COMPILE_CACHE=1 turns it off): later starts do not compile the modules again.
+// Where the directory cannot be written it does nothing.
+enableCompileCache();
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only after the version check, which must run on any Node
 require('./command');
