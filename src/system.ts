@@ -59,6 +59,7 @@ export class OperationsSystem {
   private stopping: Promise<void> | null = null;
   private readonly events: OperationsEventEmitter;
   private certificate: CertificateSummary | null = null;
+  private readonly requestCounters = new Map<string, Map<number, Counter>>();
 
   private constructor(config: NormalisedConfig, configSource: string, options: StartOptions) {
     this.config = config;
@@ -131,7 +132,7 @@ export class OperationsSystem {
       {
         onRefusedClientCertificate: (details) => this.logger.warn('client certificate refused', details),
         onConnectionRefused: () => connectionsRefused.add(1),
-        onBareAnswer: (statusCode) => this.serviceMetrics.requests.with({ route: 'unmatched', code: String(statusCode) }).add(1),
+        onBareAnswer: (statusCode) => this.requestCounter('unmatched', statusCode).add(1),
       },
       { maxConnections: config.operations.maxConnections ?? defaultMaxConnections, drainLimitBytes: maxBodyBytes },
     );
@@ -192,9 +193,23 @@ export class OperationsSystem {
       checkHealth: (signal: AbortSignal) => this.health.check(signal),
       version: this.version,
       scrape: this.metricsSystem.scrape,
-      observeRequest: (route: string, statusCode: number) =>
-        this.serviceMetrics.requests.with({ route, code: String(statusCode) }).add(1),
+      observeRequest: (route: string, statusCode: number) => this.requestCounter(route, statusCode).add(1),
     };
+  }
+
+  /** One bound counter per (route, status code), made on first use: `with()` per request showed in profiles. */
+  private requestCounter(route: string, statusCode: number): Counter {
+    let byCode = this.requestCounters.get(route);
+    if (byCode === undefined) {
+      byCode = new Map();
+      this.requestCounters.set(route, byCode);
+    }
+    let counter = byCode.get(statusCode);
+    if (counter === undefined) {
+      counter = this.serviceMetrics.requests.with({ route, code: String(statusCode) });
+      byCode.set(statusCode, counter);
+    }
+    return counter;
   }
 
   /**
