@@ -105,6 +105,8 @@ export class HealthService {
       const current = this.inFlight;
       return Promise.resolve(current ? this.cancelledReport(current.components, current.settled) : this.cancelledReport(this.components(), new Map()));
     }
+    // Nothing to run: the report at once, without a run to share (the common /healthz with no runtime checker).
+    if (this.checkers.size === 0 && this.inFlight === undefined) return Promise.resolve(this.buildReport([]));
     const run = this.inFlight ?? this.startRun();
     run.waiters += 1;
     return new Promise<HealthReport>((resolve) => {
