@@ -267,7 +267,12 @@ function recordLoad(figure: string, contender: Contender, result: LoadResult): v
   perFigure.set(contender.name, entry);
 }
 
-async function loadInTurns(figure: string, instances: Instance[], path: string, options: { connections: number; close?: boolean; latency?: boolean }): Promise<void> {
+async function loadInTurns(
+  figure: string,
+  instances: Instance[],
+  path: string,
+  options: { connections: number; close?: boolean; latency?: boolean },
+): Promise<void> {
   for (const instance of instances) {
     await load(instance, path, { ...options, seconds: 1 }); // warm-up: JIT, TLS session state, lazy paths
     const result = await load(instance, path, { ...options, seconds });
@@ -318,7 +323,14 @@ async function round(index: number, pki: TestPki): Promise<void> {
     }
   }
   await loadInTurns(`/metrics with ${series.toLocaleString('en-US')} series`, metrics, '/metrics', { connections: metricsConnections, latency: true });
-  for (const instance of metrics) record(`peak RSS (/metrics with ${series.toLocaleString('en-US')} series, after load)`, 'MB', 'lower', instance.contender, procStatus(instance.pid).hwmKb / 1024);
+  for (const instance of metrics)
+    record(
+      `peak RSS (/metrics with ${series.toLocaleString('en-US')} series, after load)`,
+      'MB',
+      'lower',
+      instance.contender,
+      procStatus(instance.pid).hwmKb / 1024,
+    );
   await Promise.all(metrics.map(stopInstance));
 }
 
@@ -343,13 +355,13 @@ function report(): void {
   for (const [figure, { unit, better, values }] of figures) {
     console.log(`\n${figure} (${unit}, ${better} is better)`);
     console.log(
-      `  ${''.padEnd(width)}${'min'.padStart(9)}${'median'.padStart(9)}${'max'.padStart(9)}   ratio of medians to: ${names.map((n) => short(n).padStart(12)).join('')}`,
+      `  ${''.padEnd(width)}${'min'.padStart(9)}${'median'.padStart(9)}${'max'.padStart(9)}   ratio of medians to: ${names.map((n) => short(n).padStart(Math.max(12, short(n).length + 2))).join('')}`,
     );
     const medians = new Map(names.map((n) => [n, median(values.get(n) ?? [NaN])]));
     for (const name of names) {
       const list = values.get(name) ?? [];
       const m = medians.get(name) as number;
-      const ratios = names.map((other) => `${(m / (medians.get(other) as number)).toFixed(2)}x`.padStart(12)).join('');
+      const ratios = names.map((other) => `${(m / (medians.get(other) as number)).toFixed(2)}x`.padStart(Math.max(12, short(other).length + 2))).join('');
       console.log(
         `  ${name.padEnd(width)}${formatValue(Math.min(...list), unit).padStart(9)}${formatValue(m, unit).padStart(9)}${formatValue(Math.max(...list), unit).padStart(9)}   ${''.padEnd(21)}${ratios}`,
       );
@@ -378,7 +390,12 @@ function goals(): void {
     1 / ratio(`${figure}, server CPU per request`, 'fabric-ops', other),
   ];
   const lines: Array<[string, [number, number], 'max' | 'min', number]> = [
-    ['start to first 200 (TLS) vs bare: wall, CPU', [ratio('start to first 200 on /healthz (TLS)', 'fabric-ops', bare), ratio('start: server CPU time until the first 200 (TLS)', 'fabric-ops', bare)], 'max', 1.5],
+    [
+      'start to first 200 (TLS) vs bare: wall, CPU',
+      [ratio('start to first 200 on /healthz (TLS)', 'fabric-ops', bare), ratio('start: server CPU time until the first 200 (TLS)', 'fabric-ops', bare)],
+      'max',
+      1.5,
+    ],
     ['idle RSS vs bare', [ratio('idle RSS (TLS, 2 s after the first 200)', 'fabric-ops', bare), NaN], 'max', 1.2],
     ['peak RSS under HTTPS load vs bare', [ratio('peak RSS (TLS, after both HTTPS loads)', 'fabric-ops', bare), NaN], 'max', 1.2],
     ['keep-alive /healthz plain vs express', throughput('keep-alive /healthz, plain', express), 'min', 0.9],
@@ -391,7 +408,15 @@ function goals(): void {
   for (const [label, [first, second], kind, goal] of lines) {
     const ok = (r: number): boolean => (kind === 'max' ? r <= goal : r >= goal);
     const shown = Number.isNaN(second) ? `${first.toFixed(2)}x` : `${first.toFixed(2)}x, ${second.toFixed(2)}x`;
-    const verdict = Number.isNaN(second) ? (ok(first) ? 'met' : 'NOT met') : ok(first) && ok(second) ? 'met' : ok(first) || ok(second) ? 'met by one measure' : 'NOT met';
+    const verdict = Number.isNaN(second)
+      ? ok(first)
+        ? 'met'
+        : 'NOT met'
+      : ok(first) && ok(second)
+        ? 'met'
+        : ok(first) || ok(second)
+          ? 'met by one measure'
+          : 'NOT met';
     console.log(`  ${label.padEnd(44)}${shown.padStart(14)}   goal ${kind === 'max' ? '<=' : '>='} ${goal}x  ${verdict}`);
   }
 }
@@ -404,8 +429,12 @@ async function main(): Promise<void> {
     const load1 = loadavg()[0]?.toFixed(2);
     console.log('HTTP benchmark: fabric-ops beside a bare node:http(s) server and a minimal express 5 app');
     console.log(`  node ${process.version} (${process.execPath}); ${(wrkVersion.stdout || wrkVersion.stderr).split('\n')[0]}`);
-    console.log(`  servers pinned with \`taskset -c ${serverCpu}\`, wrk (-t1) with \`taskset -c ${loadCpu}\`; load average at start ${load1} (other work on the machine adds noise)`);
-    console.log(`  ${rounds} rounds in turns (order rotates), ${seconds} s per load after a 1 s warm-up; keep-alive -c${connections}, new connection per request -c${newConnectionConnections} with \`Connection: close\`, /metrics -c${metricsConnections}`);
+    console.log(
+      `  servers pinned with \`taskset -c ${serverCpu}\`, wrk (-t1) with \`taskset -c ${loadCpu}\`; load average at start ${load1} (other work on the machine adds noise)`,
+    );
+    console.log(
+      `  ${rounds} rounds in turns (order rotates), ${seconds} s per load after a 1 s warm-up; keep-alive -c${connections}, new connection per request -c${newConnectionConnections} with \`Connection: close\`, /metrics -c${metricsConnections}`,
+    );
     console.log(`  TLS: EC P-256 server certificate, client certificate requested but optional (fabric-ops: clientAuthRequired false), the same for all`);
     for (const c of contenders) if (c.dist) console.log(`  ${c.name}: ${c.dist}`);
     for (let i = 0; i < rounds; i += 1) await round(i, pki);

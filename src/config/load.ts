@@ -66,6 +66,7 @@ function readYamlFile(file: string): unknown {
     throw new ConfigError([`config file ${file}: cannot be read: ${describeFileError(error)}`]);
   }
   // The YAML parser is loaded only when there is a file: a start from the environment alone skips it.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on first use, synchronously (start time)
   const { parseConfigYaml } = require('./yaml') as typeof YamlModule;
   return parseConfigYaml(text, file);
 }

@@ -58,11 +58,16 @@ describe('packages loaded at start', () => {
   it('prometheus without a runtime checker or a config file: prom-client and express, no gRPC, hot-shots, Kubernetes client, zod or YAML parser', async () => {
     const loaded = await packagesLoaded('prometheus', { CORE_METRICS_PROVIDER: 'prometheus', CORE_OPERATIONS_HEALTHCHECK_CONTAINERRUNTIME_TYPE: 'none' });
     expect(loaded).toEqual(expect.arrayContaining(['prom-client', 'express']));
-    for (const unused of ['@grpc/grpc-js', '@grpc/proto-loader', 'protobufjs', 'hot-shots', '@kubernetes/client-node', 'zod', 'yaml']) expect(loaded).not.toContain(unused);
+    for (const unused of ['@grpc/grpc-js', '@grpc/proto-loader', 'protobufjs', 'hot-shots', '@kubernetes/client-node', 'zod', 'yaml'])
+      expect(loaded).not.toContain(unused);
   });
 
   it('statsd: hot-shots, and no prom-client', async () => {
-    const loaded = await packagesLoaded('statsd', { CORE_METRICS_PROVIDER: 'statsd', CORE_METRICS_STATSD_ADDRESS: '127.0.0.1:9', CORE_OPERATIONS_HEALTHCHECK_CONTAINERRUNTIME_TYPE: 'none' });
+    const loaded = await packagesLoaded('statsd', {
+      CORE_METRICS_PROVIDER: 'statsd',
+      CORE_METRICS_STATSD_ADDRESS: '127.0.0.1:9',
+      CORE_OPERATIONS_HEALTHCHECK_CONTAINERRUNTIME_TYPE: 'none',
+    });
     expect(loaded).toContain('hot-shots');
     expect(loaded).not.toContain('prom-client');
   });
