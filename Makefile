@@ -28,7 +28,7 @@ prereqs:
 	scripts/test-prereqs.sh
 	scripts/build-node-base.sh
 
-test: build prereqs
+test: lint build prereqs
 	$(NODE) node_modules/jest/bin/jest.js --ci
 
 # ESLint (eslint.config.mjs: typescript-eslint's type-checked rules over src, test, bench, scripts

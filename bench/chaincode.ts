@@ -104,7 +104,10 @@ async function main(): Promise<void> {
   const daemons: Daemon[] = [];
   try {
     const deployed: Array<{ variant: Variant; name: string; daemon: Daemon }> = [];
-    for (const [variant, name] of [[variants[0], 'kvplain'], [variants[1], 'kvops']] as const) {
+    for (const [variant, name] of [
+      [variants[0], 'kvplain'],
+      [variants[1], 'kvops'],
+    ] as const) {
       if (variant === undefined) continue;
       const [port, opsPort] = [await freeTcpPort(), await freeTcpPort()];
       await network.deployCcaas({

@@ -30,7 +30,13 @@ interface ServeOptions {
 async function serve(options: ServeOptions): Promise<void> {
   const operations: Record<string, unknown> = {};
   if (options.tls) {
-    operations.tls = { enabled: true, certFile: options.tls.certFile, keyFile: options.tls.keyFile, clientAuthRequired: false, clientRootCAFiles: [options.tls.caFile] };
+    operations.tls = {
+      enabled: true,
+      certFile: options.tls.certFile,
+      keyFile: options.tls.keyFile,
+      clientAuthRequired: false,
+      clientRootCAFiles: [options.tls.caFile],
+    };
   }
   if (options.maxConnections !== null) operations.maxConnections = options.maxConnections;
   const system = await OperationsSystem.start({ config: testConfig({ operations }), env: {}, logStream: new LogCapture() });

@@ -73,11 +73,8 @@ function updates(name: string, provider: MetricsProvider): void {
 
   const rows: [string, number][] = [
     ['counter add, handle kept', rate(() => cached.add(1))],
-    [
-      'counter with({route, code}).add',
-      rate((i) => requests.with({ route: routes[i % 4] ?? '', code: codes[i % 6] ?? '' }).add(1)),
-    ],
-    ['histogram with({component}).observe', rate((i) => duration.with({ component: components[i % 20] ?? '' }).observe(i % 100 / 1000))],
+    ['counter with({route, code}).add', rate((i) => requests.with({ route: routes[i % 4] ?? '', code: codes[i % 6] ?? '' }).add(1))],
+    ['histogram with({component}).observe', rate((i) => duration.with({ component: components[i % 20] ?? '' }).observe((i % 100) / 1000))],
     ['gauge with({component}).set', rate((i) => level.with({ component: components[i % 20] ?? '' }).set(i))],
   ];
   for (const [what, perSecond] of rows) console.log(`  ${name.padEnd(10)} ${what.padEnd(38)} ${format(perSecond).padStart(12)} /s`);

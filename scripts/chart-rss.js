@@ -28,13 +28,52 @@ function openssl(args, cwd) {
 
 function makePki(dir) {
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'];
-  openssl(['req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.crt', '-subj', '/CN=rss CA', '-days', '2',
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign'], dir);
-  for (const [name, ext] of [['server', 'extendedKeyUsage=serverAuth\nsubjectAltName=DNS:localhost,IP:127.0.0.1'], ['client', 'extendedKeyUsage=clientAuth']]) {
+  openssl(
+    [
+      'req',
+      '-x509',
+      ...ec,
+      '-keyout',
+      'ca.key',
+      '-out',
+      'ca.crt',
+      '-subj',
+      '/CN=rss CA',
+      '-days',
+      '2',
+      '-addext',
+      'basicConstraints=critical,CA:TRUE',
+      '-addext',
+      'keyUsage=critical,keyCertSign,cRLSign',
+    ],
+    dir,
+  );
+  for (const [name, ext] of [
+    ['server', 'extendedKeyUsage=serverAuth\nsubjectAltName=DNS:localhost,IP:127.0.0.1'],
+    ['client', 'extendedKeyUsage=clientAuth'],
+  ]) {
     fs.writeFileSync(path.join(dir, `${name}.ext`), `basicConstraints=critical,CA:FALSE\n${ext}\n`);
     openssl(['req', '-new', ...ec, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${name}`], dir);
-    openssl(['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '2',
-      '-extfile', `${name}.ext`, '-out', `${name}.crt`], dir);
+    openssl(
+      [
+        'x509',
+        '-req',
+        '-in',
+        `${name}.csr`,
+        '-CA',
+        'ca.crt',
+        '-CAkey',
+        'ca.key',
+        '-CAcreateserial',
+        '-days',
+        '2',
+        '-extfile',
+        `${name}.ext`,
+        '-out',
+        `${name}.crt`,
+      ],
+      dir,
+    );
   }
 }
 
@@ -118,9 +157,11 @@ async function main() {
   const median = samples[Math.floor(samples.length / 2)];
   console.log(`fabric-ops RSS on ${execFileSync(nodeBinary, ['--version']).toString().trim()}, TLS + client certificates, provider prometheus`);
   console.log(`  idle after start:                    ${mib(idle)}`);
-  console.log(`  under load (${concurrency} clients, ${seconds} s, ${requests} requests, ${(requests / seconds).toFixed(0)}/s, ${failures} not 200): median ${mib(median)}, max sampled ${mib(samples[samples.length - 1])}`);
+  console.log(
+    `  under load (${concurrency} clients, ${seconds} s, ${requests} requests, ${(requests / seconds).toFixed(0)}/s, ${failures} not 200): median ${mib(median)}, max sampled ${mib(samples[samples.length - 1])}`,
+  );
   console.log(`  peak (VmHWM):                        ${mib(peak)}`);
-  console.log(`  CPU under load:                      ${(cpu * 1000).toFixed(0)}m (${(cpu * 1000 / (requests / seconds)).toFixed(2)}m per request/s)`);
+  console.log(`  CPU under load:                      ${(cpu * 1000).toFixed(0)}m (${((cpu * 1000) / (requests / seconds)).toFixed(2)}m per request/s)`);
 }
 
 main().catch((error) => {

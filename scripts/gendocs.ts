@@ -41,8 +41,7 @@ export function replaceGenerated(document: string, name: string, content: string
 
 /** A markdown table; `|` in cells escaped. */
 export function markdownTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
-  const line = (cells: readonly string[]): string =>
-    `|${cells.map((cell) => (cell === '' ? ' ' : ` ${cell.replace(/\|/g, '\\|')} `)).join('|')}|`;
+  const line = (cells: readonly string[]): string => `|${cells.map((cell) => (cell === '' ? ' ' : ` ${cell.replace(/\|/g, '\\|')} `)).join('|')}|`;
   return [line(header), `|${header.map(() => '---').join('|')}|`, ...rows.map(line)].join('\n');
 }
 

@@ -125,12 +125,12 @@ async function main(): Promise<void> {
     Promise.resolve(kubernetes?.stop())
       .then(() => system.stop())
       .then(
-      () => {
-        logger.info('stopped');
-        process.exit(exitCodes.ok);
-      },
-      (err: unknown) => fail(exitCodes.runtime, [`error while stopping: ${(err as Error).message}`]),
-    );
+        () => {
+          logger.info('stopped');
+          process.exit(exitCodes.ok);
+        },
+        (err: unknown) => fail(exitCodes.runtime, [`error while stopping: ${(err as Error).message}`]),
+      );
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);

@@ -20,15 +20,7 @@ export { LoggingSystem, type LogFormat, type LoggingObserver } from './logging/l
 export { parseLogSpec, formatLogSpec, levelFor, type LogSpec } from './logging/spec';
 export type { Logger, LoggerFactory, LogLevel, LogFields } from './logging/types';
 export type { HealthChecker, CheckResult, HealthReport } from './health/types';
-export type {
-  MetricsProvider,
-  Counter,
-  Gauge,
-  Histogram,
-  MetricOptions,
-  HistogramOptions,
-  LabelValues,
-} from './metrics/types';
+export type { MetricsProvider, Counter, Gauge, Histogram, MetricOptions, HistogramOptions, LabelValues } from './metrics/types';
 export * from './errors';
 
 /** Starts an operations system from a config object, a file, or the environment as the command does. */

@@ -44,7 +44,10 @@ function word(text: string): string {
 }
 
 function dotted(parts: readonly string[]): string {
-  return parts.filter((part) => part !== '').map(word).join('.');
+  return parts
+    .filter((part) => part !== '')
+    .map(word)
+    .join('.');
 }
 
 /** The Fabric logger name of a winston logger created by `source` under `name`. */

@@ -91,7 +91,10 @@ export function normaliseConfig(input: NormaliseInput): NormalisedConfig {
     if (tls.certFile === '' && !unreadable.has(keys.tlsCertFile)) report(keys.tlsCertFile, requiredWhenEnabled);
     if (tls.keyFile === '' && !unreadable.has(keys.tlsKeyFile)) report(keys.tlsKeyFile, requiredWhenEnabled);
     if (tls.clientRootCAFiles.length === 0 && !unreadable.has(keys.tlsClientRootCAs)) {
-      report(keys.tlsClientRootCAs, `${requiredWhenEnabled} (client certificates for /logspec and /metrics are verified against these CAs; without one nobody can use them)`);
+      report(
+        keys.tlsClientRootCAs,
+        `${requiredWhenEnabled} (client certificates for /logspec and /metrics are verified against these CAs; without one nobody can use them)`,
+      );
     }
   }
 
@@ -168,7 +171,11 @@ export function normaliseConfig(input: NormaliseInput): NormalisedConfig {
   const kubernetes = {
     events: {
       enabled: values.boolean(keys.kubernetesEventsEnabled),
-      certificateExpiryWarningDays: check(keys.kubernetesCertificateExpiryWarningDays, parseWarningDays(values.string(keys.kubernetesCertificateExpiryWarningDays)), 30),
+      certificateExpiryWarningDays: check(
+        keys.kubernetesCertificateExpiryWarningDays,
+        parseWarningDays(values.string(keys.kubernetesCertificateExpiryWarningDays)),
+        30,
+      ),
     },
     logspecConfigMap: {
       name: values.string(keys.kubernetesLogspecConfigMapName),
@@ -176,10 +183,16 @@ export function normaliseConfig(input: NormaliseInput): NormalisedConfig {
     },
   };
   if (kubernetes.logspecConfigMap.name !== '' && !configMapName.test(kubernetes.logspecConfigMap.name)) {
-    report(keys.kubernetesLogspecConfigMapName, `${quoted(kubernetes.logspecConfigMap.name)} is not a ConfigMap name (lower-case letters, digits, '-' and '.', at most 253 characters, starting and ending with a letter or digit)`);
+    report(
+      keys.kubernetesLogspecConfigMapName,
+      `${quoted(kubernetes.logspecConfigMap.name)} is not a ConfigMap name (lower-case letters, digits, '-' and '.', at most 253 characters, starting and ending with a letter or digit)`,
+    );
   }
   if (!configMapKey.test(kubernetes.logspecConfigMap.key)) {
-    report(keys.kubernetesLogspecConfigMapKey, `${quoted(kubernetes.logspecConfigMap.key)} is not a ConfigMap key (letters, digits, '-', '_' and '.', at most 253 characters)`);
+    report(
+      keys.kubernetesLogspecConfigMapKey,
+      `${quoted(kubernetes.logspecConfigMap.key)} is not a ConfigMap key (letters, digits, '-', '_' and '.', at most 253 characters)`,
+    );
   }
 
   const allProblems = [...readProblems.map((problem) => problem.message), ...problems];

@@ -37,32 +37,53 @@ export interface OrdererSettings {
 /** Defaults are those of Fabric's sample orderer.yaml (reference-behaviour.md), plus fabric-ops' own keys. */
 export const ordererSchema: convict.Schema<OrdererSettings> = {
   Operations: {
-    ListenAddress: stringSetting('127.0.0.1:8443', '`host:port` of the operations server; `:port` listens on every interface, port 0 picks a free port (the start-up log shows it). On Kubernetes use `0.0.0.0:8443`: `127.0.0.1` is unreachable from other pods'),
-    MaxConnections: stringSetting('1024', 'fabric-ops: connections the operations server keeps open at once (a whole number, 1 to 1000000); more are closed as soon as they are accepted, without an answer, and counted in `operations_connections_refused`'),
+    ListenAddress: stringSetting(
+      '127.0.0.1:8443',
+      '`host:port` of the operations server; `:port` listens on every interface, port 0 picks a free port (the start-up log shows it). On Kubernetes use `0.0.0.0:8443`: `127.0.0.1` is unreachable from other pods',
+    ),
+    MaxConnections: stringSetting(
+      '1024',
+      'fabric-ops: connections the operations server keeps open at once (a whole number, 1 to 1000000); more are closed as soon as they are accepted, without an answer, and counted in `operations_connections_refused`',
+    ),
     TLS: {
       Enabled: booleanSetting(false, 'serve the operations API over HTTPS, with the rules of the TLS section'),
-      Certificate: stringSetting('', 'server certificate (PEM), required with TLS; a relative path is against the directory of orderer.yaml, as for every file key'),
+      Certificate: stringSetting(
+        '',
+        'server certificate (PEM), required with TLS; a relative path is against the directory of orderer.yaml, as for every file key',
+      ),
       PrivateKey: stringSetting('', 'server private key (PEM), required with TLS'),
       ClientAuthRequired: booleanSetting(false, 'demand a valid client certificate in the TLS handshake on every path, `/healthz` included'),
-      ClientRootCAs: listSetting([], 'CA certificates (PEM) trusted for client certificates; at least one is required when TLS is on (fabric-ops refuses to start without)'),
+      ClientRootCAs: listSetting(
+        [],
+        'CA certificates (PEM) trusted for client certificates; at least one is required when TLS is on (fabric-ops refuses to start without)',
+      ),
       RequireDedicatedCA: booleanSetting(false, 'fabric-ops: refuse to start (instead of warning) when the server certificate chains to an organization CA'),
     },
     HealthCheck: {
-      Timeout: stringSetting('2s', 'fabric-ops: each health checker\'s timeout (Go duration)'),
+      Timeout: stringSetting('2s', "fabric-ops: each health checker's timeout (Go duration)"),
       ContainerRuntime: {
         Type: stringSetting('', 'fabric-ops: `docker`, `cri`, `auto` or `none`; empty: none'),
-        Endpoint: stringSetting('', 'fabric-ops: `unix:///path`, `/path` or (`docker` only) `tcp://host:port`; empty: the runtime type\'s usual socket'),
+        Endpoint: stringSetting('', "fabric-ops: `unix:///path`, `/path` or (`docker` only) `tcp://host:port`; empty: the runtime type's usual socket"),
         RequiredConditions: listSetting(['RuntimeReady', 'NetworkReady'], 'fabric-ops: CRI conditions that must be true (`cri` checker)'),
       },
     },
     Kubernetes: {
       Events: {
-        Enabled: booleanSetting(false, "fabric-ops: record Kubernetes Events on the service's own Pod (health checks failing and recovering, logging-spec changes, certificate reloads and near expiry); needs `POD_NAME` and `POD_NAMESPACE` (downward API) and a service account allowed to create and patch events"),
-        CertificateExpiryWarningDays: stringSetting('30', "fabric-ops: a Warning Event when the serving certificate expires within this many days (at start, on every reload, and daily); `0`: no such warning"),
+        Enabled: booleanSetting(
+          false,
+          "fabric-ops: record Kubernetes Events on the service's own Pod (health checks failing and recovering, logging-spec changes, certificate reloads and near expiry); needs `POD_NAME` and `POD_NAMESPACE` (downward API) and a service account allowed to create and patch events",
+        ),
+        CertificateExpiryWarningDays: stringSetting(
+          '30',
+          'fabric-ops: a Warning Event when the serving certificate expires within this many days (at start, on every reload, and daily); `0`: no such warning',
+        ),
       },
       LogspecConfigMap: {
-        Name: stringSetting('', "fabric-ops: name of a ConfigMap in the pod's namespace whose key (below) is the logging spec, activated whenever it changes (as `PUT /logspec`); empty: not watched"),
-        Key: stringSetting('logspec', "fabric-ops: key of that ConfigMap holding the logging spec"),
+        Name: stringSetting(
+          '',
+          "fabric-ops: name of a ConfigMap in the pod's namespace whose key (below) is the logging spec, activated whenever it changes (as `PUT /logspec`); empty: not watched",
+        ),
+        Key: stringSetting('logspec', 'fabric-ops: key of that ConfigMap holding the logging spec'),
       },
     },
   },

@@ -41,32 +41,54 @@ export interface PeerSettings {
 /** Defaults are those of Fabric's sample core.yaml (reference-behaviour.md), plus fabric-ops' own keys. */
 export const peerSchema: convict.Schema<PeerSettings> = {
   operations: {
-    listenAddress: stringSetting('127.0.0.1:9443', '`host:port` of the operations server; `:port` listens on every interface, port 0 picks a free port (the start-up log shows it). On Kubernetes use `0.0.0.0:9443`: `127.0.0.1` is unreachable from other pods'),
-    maxConnections: stringSetting('1024', 'fabric-ops: connections the operations server keeps open at once (a whole number, 1 to 1000000); more are closed as soon as they are accepted, without an answer, and counted in `operations_connections_refused`'),
+    listenAddress: stringSetting(
+      '127.0.0.1:9443',
+      '`host:port` of the operations server; `:port` listens on every interface, port 0 picks a free port (the start-up log shows it). On Kubernetes use `0.0.0.0:9443`: `127.0.0.1` is unreachable from other pods',
+    ),
+    maxConnections: stringSetting(
+      '1024',
+      'fabric-ops: connections the operations server keeps open at once (a whole number, 1 to 1000000); more are closed as soon as they are accepted, without an answer, and counted in `operations_connections_refused`',
+    ),
     tls: {
       enabled: booleanSetting(false, 'serve the operations API over HTTPS, with the rules of the TLS section'),
-      cert: { file: stringSetting('', 'server certificate (PEM), required with TLS; a relative path is against the directory of core.yaml, as for every file key') },
+      cert: {
+        file: stringSetting('', 'server certificate (PEM), required with TLS; a relative path is against the directory of core.yaml, as for every file key'),
+      },
       key: { file: stringSetting('', 'server private key (PEM), required with TLS') },
       clientAuthRequired: booleanSetting(false, 'demand a valid client certificate in the TLS handshake on every path, `/healthz` included'),
-      clientRootCAs: { files: listSetting([], 'CA certificates (PEM) trusted for client certificates; at least one is required when TLS is on (fabric-ops refuses to start without)') },
+      clientRootCAs: {
+        files: listSetting(
+          [],
+          'CA certificates (PEM) trusted for client certificates; at least one is required when TLS is on (fabric-ops refuses to start without)',
+        ),
+      },
       requireDedicatedCA: booleanSetting(false, 'fabric-ops: refuse to start (instead of warning) when the server certificate chains to an organization CA'),
     },
     healthCheck: {
-      timeout: stringSetting('2s', 'fabric-ops: each health checker\'s timeout (Go duration)'),
+      timeout: stringSetting('2s', "fabric-ops: each health checker's timeout (Go duration)"),
       containerRuntime: {
         type: stringSetting('', 'fabric-ops: `docker`, `cri`, `auto` or `none`; empty: `docker` when `vm.endpoint` is set (as Fabric), else none'),
-        endpoint: stringSetting('', 'fabric-ops: `unix:///path`, `/path` or (`docker` only) `tcp://host:port`; empty: the runtime type\'s usual socket'),
+        endpoint: stringSetting('', "fabric-ops: `unix:///path`, `/path` or (`docker` only) `tcp://host:port`; empty: the runtime type's usual socket"),
         requiredConditions: listSetting(['RuntimeReady', 'NetworkReady'], 'fabric-ops: CRI conditions that must be true (`cri` checker)'),
       },
     },
     kubernetes: {
       events: {
-        enabled: booleanSetting(false, "fabric-ops: record Kubernetes Events on the service's own Pod (health checks failing and recovering, logging-spec changes, certificate reloads and near expiry); needs `POD_NAME` and `POD_NAMESPACE` (downward API) and a service account allowed to create and patch events"),
-        certificateExpiryWarningDays: stringSetting('30', "fabric-ops: a Warning Event when the serving certificate expires within this many days (at start, on every reload, and daily); `0`: no such warning"),
+        enabled: booleanSetting(
+          false,
+          "fabric-ops: record Kubernetes Events on the service's own Pod (health checks failing and recovering, logging-spec changes, certificate reloads and near expiry); needs `POD_NAME` and `POD_NAMESPACE` (downward API) and a service account allowed to create and patch events",
+        ),
+        certificateExpiryWarningDays: stringSetting(
+          '30',
+          'fabric-ops: a Warning Event when the serving certificate expires within this many days (at start, on every reload, and daily); `0`: no such warning',
+        ),
       },
       logspecConfigMap: {
-        name: stringSetting('', "fabric-ops: name of a ConfigMap in the pod's namespace whose key (below) is the logging spec, activated whenever it changes (as `PUT /logspec`); empty: not watched"),
-        key: stringSetting('logspec', "fabric-ops: key of that ConfigMap holding the logging spec"),
+        name: stringSetting(
+          '',
+          "fabric-ops: name of a ConfigMap in the pod's namespace whose key (below) is the logging spec, activated whenever it changes (as `PUT /logspec`); empty: not watched",
+        ),
+        key: stringSetting('logspec', 'fabric-ops: key of that ConfigMap holding the logging spec'),
       },
     },
   },
@@ -80,7 +102,10 @@ export const peerSchema: convict.Schema<PeerSettings> = {
     },
   },
   vm: {
-    endpoint: stringSetting('', 'Docker endpoint (Fabric\'s sample core.yaml sets `unix:///var/run/docker.sock`); when set, the docker health checker pings it, as Fabric registers it'),
+    endpoint: stringSetting(
+      '',
+      "Docker endpoint (Fabric's sample core.yaml sets `unix:///var/run/docker.sock`); when set, the docker health checker pings it, as Fabric registers it",
+    ),
     docker: {
       tls: {
         enabled: booleanSetting(false, 'talk TLS to the Docker daemon (docker checker)'),

@@ -200,7 +200,10 @@ function readEnvironmentValue(kind: SettingKind, text: string): Read {
     case 'boolean': {
       const parsed = parseGoBool(text);
       return parsed === null
-        ? { ok: false, problem: `${JSON.stringify(text)} is not true or false; accepted: ${goBoolSpellings.true.join(', ')} (true), ${goBoolSpellings.false.join(', ')} (false)` }
+        ? {
+            ok: false,
+            problem: `${JSON.stringify(text)} is not true or false; accepted: ${goBoolSpellings.true.join(', ')} (true), ${goBoolSpellings.false.join(', ')} (false)`,
+          }
         : { ok: true, value: parsed };
     }
     case 'list':

@@ -14,8 +14,8 @@ const fail = <T>(problem: string): Parsed<T> => ({ ok: false, problem });
 const nanosecondsPerUnit: Readonly<Record<string, number>> = {
   ns: 1,
   us: 1e3,
-  'µs': 1e3, // U+00B5 micro sign
-  'μs': 1e3, // U+03BC Greek mu
+  µs: 1e3, // U+00B5 micro sign
+  μs: 1e3, // U+03BC Greek mu
   ms: 1e6,
   s: 1e9,
   m: 60e9,
@@ -81,9 +81,7 @@ export function parseHostPort(text: string, minPort: 0 | 1): Parsed<HostPort> {
     host = text.slice(0, colon);
     portText = text.slice(colon + 1);
     if (host.includes(':')) {
-      return isIPv6(host)
-        ? fail(`${JSON.stringify(text)} is not host:port (write an IPv6 host in brackets: [${host}]:${portText})`)
-        : notHostPort;
+      return isIPv6(host) ? fail(`${JSON.stringify(text)} is not host:port (write an IPv6 host in brackets: [${host}]:${portText})`) : notHostPort;
     }
     if (!hostNamePattern.test(host)) return notHostPort;
   }

@@ -67,14 +67,22 @@ function keysGivenBy(source: unknown, doc: Document, seen: Set<unknown>): Set<st
  * `<<` where it stands, so a key written before it is overwritten by the merged value, and of
  * two `<<` in one mapping the second wins; the rule says explicit keys and earlier sources win.
  */
-function mergeKeyProblems(doc: Document, at: (node: Node | Pair) => Position | undefined, report: (what: string, reason: string, position: Position | undefined) => void): void {
+function mergeKeyProblems(
+  doc: Document,
+  at: (node: Node | Pair) => Position | undefined,
+  report: (what: string, reason: string, position: Position | undefined) => void,
+): void {
   visit(doc, {
     Map(_key, map: YAMLMap) {
       const merges = map.items.map((pair, index) => (isMergeKey(pair) ? index : -1)).filter((index) => index >= 0);
       const second = merges[1];
       if (second !== undefined) {
         const pair = map.items[second];
-        report('a second merge key', 'use one merge key with a list of sources, <<: [*first, *second] (Fabric\'s reader lets the later << win, the YAML rule the earlier)', pair ? at(pair) : undefined);
+        report(
+          'a second merge key',
+          "use one merge key with a list of sources, <<: [*first, *second] (Fabric's reader lets the later << win, the YAML rule the earlier)",
+          pair ? at(pair) : undefined,
+        );
         return;
       }
       const first = merges[0];
@@ -84,7 +92,7 @@ function mergeKeyProblems(doc: Document, at: (node: Node | Pair) => Position | u
         if (!isScalar(pair.key) || !merged.has(String(pair.key.value))) continue;
         report(
           `key ${JSON.stringify(String(pair.key.value))} before a merge key that also sets it`,
-          'Fabric\'s reader takes the merged value, the YAML rule this one; write the key after the << line',
+          "Fabric's reader takes the merged value, the YAML rule this one; write the key after the << line",
           at(pair),
         );
       }
@@ -178,7 +186,11 @@ export function parseConfigYaml(text: string, file: string): unknown {
     problems.push(placed(file, lines, what, reason, position));
   };
   for (const warning of doc.warnings) {
-    report('YAML that fabric-ops does not apply', `${shortTag(firstLine(warning.message))}; Fabric's reader would refuse or read it otherwise`, positionOf(warning.pos[0]));
+    report(
+      'YAML that fabric-ops does not apply',
+      `${shortTag(firstLine(warning.message))}; Fabric's reader would refuse or read it otherwise`,
+      positionOf(warning.pos[0]),
+    );
   }
   if (doc.directives?.yaml.explicit && doc.directives.yaml.version !== '1.1') {
     report('a %YAML directive', `YAML ${doc.directives.yaml.version} is not read; Fabric's reader takes only YAML 1.1 (remove the directive)`, positionOf(0));

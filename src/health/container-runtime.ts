@@ -138,7 +138,9 @@ async function logDockerVersion(docker: DockerChecker, logger: Logger, probeTime
       apiVersion: version.apiVersion,
     });
   } catch (error) {
-    logger.warn(`the Docker daemon at ${where} does not answer at start: ${(error as Error).message}; the docker health check fails until it does`, { endpoint: where });
+    logger.warn(`the Docker daemon at ${where} does not answer at start: ${(error as Error).message}; the docker health check fails until it does`, {
+      endpoint: where,
+    });
   }
 }
 
@@ -147,7 +149,9 @@ async function logCriVersion(cri: CriChecker, logger: Logger, probeTimeoutMs: nu
   try {
     await withProbeSignal(probeTimeoutMs, (signal) => cri.logVersion(signal));
   } catch (error) {
-    logger.warn(`the CRI runtime at ${where} does not answer at start: ${(error as Error).message}; the cri health check fails until it does`, { endpoint: where });
+    logger.warn(`the CRI runtime at ${where} does not answer at start: ${(error as Error).message}; the cri health check fails until it does`, {
+      endpoint: where,
+    });
   }
 }
 

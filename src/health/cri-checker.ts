@@ -108,7 +108,12 @@ export class CriChecker implements HealthChecker {
       this.versionLogged = true;
       this.logger.info(
         `container runtime at ${formatRuntimeEndpoint(this.endpoint)} is ${version.runtime_name} ${version.runtime_version} (CRI ${version.runtime_api_version})`,
-        { endpoint: formatRuntimeEndpoint(this.endpoint), runtimeName: version.runtime_name, runtimeVersion: version.runtime_version, runtimeApiVersion: version.runtime_api_version },
+        {
+          endpoint: formatRuntimeEndpoint(this.endpoint),
+          runtimeName: version.runtime_name,
+          runtimeVersion: version.runtime_version,
+          runtimeApiVersion: version.runtime_api_version,
+        },
       );
     }
     return version;

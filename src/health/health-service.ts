@@ -147,22 +147,28 @@ export class HealthService {
         if (outcome.kind === 'done') run.settled.set(component, outcome.result);
         return [component, outcome] as const;
       }),
-    ).then((outcomes) => {
-      if (this.inFlight === run) this.inFlight = undefined;
-      if (controller.signal.aborted) return null;
-      const results: Array<[string, CheckResult]> = [];
-      for (const [component, outcome] of outcomes) {
-        if (outcome.kind !== 'done') continue;
-        results.push([component, outcome.result]);
-        this.record(component, outcome.result, outcome.seconds);
-      }
-      return this.buildReport(results);
-    }).catch((error: unknown): HealthReport => {
-      if (this.inFlight === run) this.inFlight = undefined;
-      const reason = `health service error: ${errorText(error)}`;
-      this.logger.error(reason);
-      return { status: 'Service Unavailable', time: systemClock.now().toISOString(), failed_checks: run.components.map((component) => ({ component, reason })) };
-    });
+    )
+      .then((outcomes) => {
+        if (this.inFlight === run) this.inFlight = undefined;
+        if (controller.signal.aborted) return null;
+        const results: Array<[string, CheckResult]> = [];
+        for (const [component, outcome] of outcomes) {
+          if (outcome.kind !== 'done') continue;
+          results.push([component, outcome.result]);
+          this.record(component, outcome.result, outcome.seconds);
+        }
+        return this.buildReport(results);
+      })
+      .catch((error: unknown): HealthReport => {
+        if (this.inFlight === run) this.inFlight = undefined;
+        const reason = `health service error: ${errorText(error)}`;
+        this.logger.error(reason);
+        return {
+          status: 'Service Unavailable',
+          time: systemClock.now().toISOString(),
+          failed_checks: run.components.map((component) => ({ component, reason })),
+        };
+      });
     this.inFlight = run;
     return run;
   }

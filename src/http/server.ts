@@ -194,7 +194,12 @@ export async function startServer(
   server.on('checkContinue', handle);
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
     closeInsteadOfDraining(req, res, limits.drainLimitBytes);
-    sendBareError(res, 417, `Expect: ${JSON.stringify(String(req.headers.expect).slice(0, 40))} is not supported; only 100-continue is`, requestIdFor(req.headers['x-request-id']));
+    sendBareError(
+      res,
+      417,
+      `Expect: ${JSON.stringify(String(req.headers.expect).slice(0, 40))} is not supported; only 100-continue is`,
+      requestIdFor(req.headers['x-request-id']),
+    );
     events.onBareAnswer(417);
   });
   server.on('connect', (req: IncomingMessage, socket: Duplex) => {

@@ -47,11 +47,19 @@ export function describeForKubernetes(event: OperationsEvent): { type: EventType
     case 'health.recovered':
       return { type: 'Normal', reason: 'HealthCheckRecovered', message: `health check ${event.component} is ok again (was failing: ${event.previousReason})` };
     case 'logspec.changed':
-      return { type: 'Normal', reason: 'LogSpecChanged', message: `logging specification changed from '${event.previous}' to '${event.current}' by ${event.actor}` };
+      return {
+        type: 'Normal',
+        reason: 'LogSpecChanged',
+        message: `logging specification changed from '${event.previous}' to '${event.current}' by ${event.actor}`,
+      };
     case 'logspec.refused':
       return { type: 'Warning', reason: 'LogSpecRefused', message: `${event.reason} (from ${event.actor}); the active specification stays '${event.active}'` };
     case 'tls.reloaded':
-      return { type: 'Normal', reason: 'CertificateReloaded', message: `serving certificate reloaded: subject "${event.subject}", valid until ${event.notAfter}` };
+      return {
+        type: 'Normal',
+        reason: 'CertificateReloaded',
+        message: `serving certificate reloaded: subject "${event.subject}", valid until ${event.notAfter}`,
+      };
     case 'tls.reloadRefused':
       return { type: 'Warning', reason: 'CertificateReloadRefused', message: `TLS material not reloaded, keeping the current certificate: ${event.reason}` };
   }

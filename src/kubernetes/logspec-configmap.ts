@@ -127,7 +127,9 @@ export class LogSpecConfigMapWatcher {
     if (type === 'ADDED' || type === 'MODIFIED') {
       if (object.metadata?.name === this.options.name) this.apply(object);
     } else if (type === 'DELETED' && object.metadata?.name === this.options.name) {
-      this.options.logger.info(`ConfigMap ${this.options.namespace}/${this.options.name} was deleted; the logging specification stays '${this.lastValue ?? ''}'`);
+      this.options.logger.info(
+        `ConfigMap ${this.options.namespace}/${this.options.name} was deleted; the logging specification stays '${this.lastValue ?? ''}'`,
+      );
     }
   }
 
@@ -135,7 +137,9 @@ export class LogSpecConfigMapWatcher {
     const raw = configMap.data?.[this.options.key];
     if (raw === undefined) {
       if (this.lastValue !== undefined || configMap.data !== undefined) {
-        this.options.logger.warn(`ConfigMap ${this.options.namespace}/${this.options.name} has no key ${this.options.key}; the logging specification is unchanged`);
+        this.options.logger.warn(
+          `ConfigMap ${this.options.namespace}/${this.options.name} has no key ${this.options.key}; the logging specification is unchanged`,
+        );
       }
       return;
     }
@@ -146,11 +150,14 @@ export class LogSpecConfigMapWatcher {
     try {
       this.options.setLogSpec(value, this.actor);
     } catch (error) {
-      this.options.logger.warn(`ConfigMap ${this.options.namespace}/${this.options.name} key ${this.options.key}: ${error instanceof Error ? error.message : String(error)}; the active specification stays`, {
-        configMap: `${this.options.namespace}/${this.options.name}`,
-        key: this.options.key,
-        value,
-      });
+      this.options.logger.warn(
+        `ConfigMap ${this.options.namespace}/${this.options.name} key ${this.options.key}: ${error instanceof Error ? error.message : String(error)}; the active specification stays`,
+        {
+          configMap: `${this.options.namespace}/${this.options.name}`,
+          key: this.options.key,
+          value,
+        },
+      );
     }
   }
 

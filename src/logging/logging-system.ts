@@ -122,8 +122,7 @@ class SystemLogger implements Logger {
     const json = this.shared.format === 'json';
     for (const key of Object.keys(fields)) {
       const value = fields[key];
-      record[reservedKeys.has(key) ? renamedKeyPrefix + key : key] =
-        json && value instanceof Error ? bunyan.stdSerializers.err(value) : value;
+      record[reservedKeys.has(key) ? renamedKeyPrefix + key : key] = json && value instanceof Error ? bunyan.stdSerializers.err(value) : value;
     }
     return record;
   }

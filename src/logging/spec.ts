@@ -25,8 +25,7 @@ const loggerNamePattern = /^[A-Za-z0-9_#:-]+(\.[A-Za-z0-9_#:-]+)*$/;
  * Throws LogSpecError with Fabric's messages.
  */
 export function parseLogSpec(spec: string): LogSpec {
-  const invalid = (problem: string): LogSpecError =>
-    new LogSpecError(`invalid logging specification '${spec}': ${problem}`);
+  const invalid = (problem: string): LogSpecError => new LogSpecError(`invalid logging specification '${spec}': ${problem}`);
 
   let defaultLevel: LogLevel = 'info';
   const loggers = new Map<string, LogLevel>();

@@ -56,9 +56,7 @@ export function defineMetric(kind: MetricKind, options: MetricOptions | Histogra
     ['name', rawName],
   ] as const) {
     if (value !== '' && !identifier.test(value)) {
-      throw new MetricOptionsError(
-        `${description}: ${field} '${value}' is not a valid metric name part (letters, digits and '_', not starting with a digit)`,
-      );
+      throw new MetricOptionsError(`${description}: ${field} '${value}' is not a valid metric name part (letters, digits and '_', not starting with a digit)`);
     }
   }
 
@@ -70,9 +68,7 @@ export function defineMetric(kind: MetricKind, options: MetricOptions | Histogra
   const seen = new Set<string>();
   for (const label of labelNames) {
     if (typeof label !== 'string' || !identifier.test(label)) {
-      throw new MetricOptionsError(
-        `${description}: label name ${JSON.stringify(label)} is not valid (letters, digits and '_', not starting with a digit)`,
-      );
+      throw new MetricOptionsError(`${description}: label name ${JSON.stringify(label)} is not valid (letters, digits and '_', not starting with a digit)`);
     }
     if (label.startsWith('__')) {
       throw new MetricOptionsError(`${description}: label name '${label}' is reserved (names starting with '__')`);
@@ -127,9 +123,7 @@ function differences(a: MetricDefinition, b: MetricDefinition): string[] {
   const list = (values: readonly (string | number)[]): string => `[${values.join(', ')}]`;
   if (a.kind !== b.kind) out.push(`type ${a.kind} vs ${b.kind}`);
   if (a.namespace !== b.namespace || a.subsystem !== b.subsystem || a.name !== b.name) {
-    out.push(
-      `namespace/subsystem/name '${a.namespace}'/'${a.subsystem}'/'${a.name}' vs '${b.namespace}'/'${b.subsystem}'/'${b.name}'`,
-    );
+    out.push(`namespace/subsystem/name '${a.namespace}'/'${a.subsystem}'/'${a.name}' vs '${b.namespace}'/'${b.subsystem}'/'${b.name}'`);
   }
   if (a.help !== b.help) out.push(`help ${JSON.stringify(a.help)} vs ${JSON.stringify(b.help)}`);
   const sameLabels = a.labelNames.length === b.labelNames.length && a.labelNames.every((label) => b.labelNameSet.has(label));
@@ -153,9 +147,7 @@ export class MetricTable {
     if (existing) {
       const diff = differences(existing.definition, definition);
       if (diff.length > 0) {
-        throw new MetricOptionsError(
-          `${definition.description} is already registered with other options (registered vs now: ${diff.join('; ')})`,
-        );
+        throw new MetricOptionsError(`${definition.description} is already registered with other options (registered vs now: ${diff.join('; ')})`);
       }
       return existing.metric as T;
     }

@@ -50,12 +50,7 @@ const unsafeInName = /[:|@\s]/;
  * Compiles a format once, at metric creation, so that a format naming an unknown label or
  * placeholder fails then and there. `metric` names the metric in error messages.
  */
-export function compileStatsdFormat(
-  format: string,
-  parts: NameParts,
-  labelNames: readonly string[],
-  metric: string,
-): StatsdNameTemplate {
+export function compileStatsdFormat(format: string, parts: NameParts, labelNames: readonly string[], metric: string): StatsdNameTemplate {
   const known = new Set(labelNames);
   const fixed: Record<string, string> = {
     '#namespace': parts.namespace,
@@ -72,9 +67,7 @@ export function compileStatsdFormat(
     }
     const bad = unsafeInName.exec(text);
     if (bad) {
-      throw new MetricOptionsError(
-        `${metric}: statsdFormat '${format}' contains ${JSON.stringify(bad[0])}, which cannot appear in a StatsD bucket name`,
-      );
+      throw new MetricOptionsError(`${metric}: statsdFormat '${format}' contains ${JSON.stringify(bad[0])}, which cannot appear in a StatsD bucket name`);
     }
     literal += text;
   };

@@ -61,10 +61,7 @@ function issues(issuer: X509Certificate, subject: X509Certificate): boolean {
  * and every CA above it, through intermediates found among the same CAs or in the server
  * certificate file's own chain. Missing or unreadable files and directories are skipped.
  */
-export function findOrganizationCAs(
-  serverCertPem: string,
-  organizationCAs: NormalisedConfig['organizationCAs'],
-): OrganizationCaMatch[] {
+export function findOrganizationCAs(serverCertPem: string, organizationCAs: NormalisedConfig['organizationCAs']): OrganizationCaMatch[] {
   const [leafPem, ...chainPems] = certificateBlocks(serverCertPem);
   if (leafPem === undefined) return [];
   const leaf = new X509Certificate(leafPem);

@@ -45,7 +45,6 @@ export function secureContextOptions(material: TlsMaterial): SecureContextOption
   };
 }
 
-
 function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }

@@ -24,7 +24,10 @@ export function hasIncompletePemBlock(text: string): boolean {
 
 /** `CN=localhost\nO=Org1` as Node prints it becomes `CN=localhost, O=Org1`. */
 export function oneLineName(name: string): string {
-  return name.split('\n').filter((part) => part.length > 0).join(', ');
+  return name
+    .split('\n')
+    .filter((part) => part.length > 0)
+    .join(', ');
 }
 
 export interface CertificateSummary {

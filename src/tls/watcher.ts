@@ -127,8 +127,7 @@ export class TlsMaterialWatcher {
       return;
     }
     this.options.logger.info(
-      `TLS material reloaded: server certificate subject "${certificate.subject}", serial ${certificate.serial}, ` +
-        `valid until ${certificate.notAfter}`,
+      `TLS material reloaded: server certificate subject "${certificate.subject}", serial ${certificate.serial}, ` + `valid until ${certificate.notAfter}`,
       { subject: certificate.subject, serial: certificate.serial, notAfter: certificate.notAfter, ...fields },
     );
   }

@@ -87,7 +87,7 @@ describe.each(['peer', 'orderer'] as const)('%s ConfigMap, loaded by src/config'
     expect(config.health.containerRuntime.endpoint).toBe('');
   });
 
-  test('TLS off, a port, a checker timeout, StatsD over TCP with the dialect\'s default interval', () => {
+  test("TLS off, a port, a checker timeout, StatsD over TCP with the dialect's default interval", () => {
     const config = loaded({
       set: {
         dialect,
@@ -106,7 +106,12 @@ describe.each(['peer', 'orderer'] as const)('%s ConfigMap, loaded by src/config'
     expect(config.health.timeoutMs).toBe(1500);
     expect(config.metrics).toEqual({
       provider: 'statsd',
-      statsd: { network: 'tcp', address: { host: 'statsd.monitoring', port: 8125 }, writeIntervalMs: dialect === 'orderer' ? 30_000 : 10_000, prefix: 'peer0.' },
+      statsd: {
+        network: 'tcp',
+        address: { host: 'statsd.monitoring', port: 8125 },
+        writeIntervalMs: dialect === 'orderer' ? 30_000 : 10_000,
+        prefix: 'peer0.',
+      },
     });
   });
 
@@ -131,7 +136,10 @@ describe.each(['peer', 'orderer'] as const)('%s ConfigMap, loaded by src/config'
     ['crio', 'cri', 'unix:///var/run/crio/crio.sock'],
     ['docker', 'docker', 'unix:///var/run/docker.sock'],
   ])('runtime socket %s: the %s checker on %s', (runtime, type, endpoint) => {
-    const config = loaded({ set: { dialect, 'runtimeSocket.enabled': true, 'runtimeSocket.runtime': runtime }, setJson: { 'runtimeSocket.requiredConditions': ['RuntimeReady'] } });
+    const config = loaded({
+      set: { dialect, 'runtimeSocket.enabled': true, 'runtimeSocket.runtime': runtime },
+      setJson: { 'runtimeSocket.requiredConditions': ['RuntimeReady'] },
+    });
     expect(config.health.containerRuntime.type).toBe(type);
     expect(config.health.containerRuntime.endpoint).toBe(endpoint);
     expect(config.health.containerRuntime.requiredConditions).toEqual(['RuntimeReady']);
@@ -143,7 +151,7 @@ describe.each(['peer', 'orderer'] as const)('%s ConfigMap, loaded by src/config'
   });
 });
 
-describe('an existing ConfigMap with Fabric\'s own sample files: the pod\'s environment wins', () => {
+describe("an existing ConfigMap with Fabric's own sample files: the pod's environment wins", () => {
   const sampleconfig = path.resolve(repoRoot, '..', 'shared', 'tools', 'fabric-2.5.12', 'sampleconfig');
 
   test('core.yaml with vm.endpoint set: no Docker check (the Kubernetes trap cannot happen), 0.0.0.0, the mounted TLS files', () => {

@@ -118,7 +118,9 @@ export function validateObjects(objects: K8sObject[]): ValidationResult[] {
 export function find(objects: K8sObject[], kind: string, name?: string): K8sObject {
   const found = objects.filter((object) => object.kind === kind && (name === undefined || object.metadata.name === name));
   if (found.length !== 1) {
-    throw new Error(`expected one ${kind}${name ? ` ${name}` : ''}, found ${found.length} among ${objects.map((o) => `${o.kind}/${o.metadata.name}`).join(', ')}`);
+    throw new Error(
+      `expected one ${kind}${name ? ` ${name}` : ''}, found ${found.length} among ${objects.map((o) => `${o.kind}/${o.metadata.name}`).join(', ')}`,
+    );
   }
   return found[0] as K8sObject;
 }

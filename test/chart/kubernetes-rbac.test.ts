@@ -23,7 +23,9 @@ function podSpec(objects: K8sObject[]): { automountServiceAccountToken?: boolean
 }
 
 function grants(rules: PolicyRule[]): string[] {
-  return rules.flatMap((rule) => rule.apiGroups.flatMap((group) => rule.resources.flatMap((resource) => rule.verbs.map((verb) => `${group}/${resource}/${verb}`)))).sort();
+  return rules
+    .flatMap((rule) => rule.apiGroups.flatMap((group) => rule.resources.flatMap((resource) => rule.verbs.map((verb) => `${group}/${resource}/${verb}`))))
+    .sort();
 }
 
 const used = (resources: readonly string[]): string[] =>
@@ -43,7 +45,9 @@ describe('chart: Kubernetes integration', () => {
   });
 
   test('events and the ConfigMap on: the Role grants exactly what the code uses, the ConfigMap by name only', () => {
-    const { objects } = render({ set: { 'kubernetes.events.enabled': true, 'kubernetes.logspecConfigMap.enabled': true, 'kubernetes.logspecConfigMap.initialSpec': 'gossip=warn:info' } });
+    const { objects } = render({
+      set: { 'kubernetes.events.enabled': true, 'kubernetes.logspecConfigMap.enabled': true, 'kubernetes.logspecConfigMap.initialSpec': 'gossip=warn:info' },
+    });
     expect(validateObjects(objects).filter((result) => result.errors.length > 0)).toEqual([]);
     const role = find(objects, 'Role') as K8sObject & { rules: PolicyRule[] };
     expect(grants(role.rules)).toEqual(used(['events', 'configmaps']));

@@ -15,7 +15,7 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-test('helm package produces fabric-ops-<package.json version>.tgz whose version and appVersion are package.json\'s', () => {
+test("helm package produces fabric-ops-<package.json version>.tgz whose version and appVersion are package.json's", () => {
   const out = path.join(dir, 'package');
   const run = helm(['package', chartDir, '--destination', out]);
   expect(run.stderr).toBe('');
@@ -38,7 +38,7 @@ test('helm package produces fabric-ops-<package.json version>.tgz whose version 
   );
 });
 
-test('the chart\'s alert rules are deploy/prometheus/alert-rules.yaml, byte for byte (scripts/chart-sync-rules.sh)', () => {
+test("the chart's alert rules are deploy/prometheus/alert-rules.yaml, byte for byte (scripts/chart-sync-rules.sh)", () => {
   const deployed = readFileSync(path.join(repoRoot, 'deploy', 'prometheus', 'alert-rules.yaml'), 'utf8');
   const shipped = readFileSync(path.join(chartDir, 'files', 'alert-rules.yaml'), 'utf8');
   expect(shipped).toBe(deployed);

@@ -40,8 +40,44 @@ function openssl(args: string[], cwd: string): void {
 
 /** A dedicated CA, a server certificate named as cert-manager names it, and the scraper's client certificate. */
 function issueServer(dir: string, name: string): { 'tls.crt': string; 'tls.key': string } {
-  openssl(['req', '-new', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${serviceHost}`], dir);
-  openssl(['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '2', '-extfile', 'server.ext', '-out', `${name}.crt`], dir);
+  openssl(
+    [
+      'req',
+      '-new',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-keyout',
+      `${name}.key`,
+      '-out',
+      `${name}.csr`,
+      '-subj',
+      `/CN=${serviceHost}`,
+    ],
+    dir,
+  );
+  openssl(
+    [
+      'x509',
+      '-req',
+      '-in',
+      `${name}.csr`,
+      '-CA',
+      'ca.crt',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-days',
+      '2',
+      '-extfile',
+      'server.ext',
+      '-out',
+      `${name}.crt`,
+    ],
+    dir,
+  );
   return { 'tls.crt': readFileSync(path.join(dir, `${name}.crt`), 'utf8'), 'tls.key': readFileSync(path.join(dir, `${name}.key`), 'utf8') };
 }
 
@@ -59,8 +95,26 @@ function servedSerial(port: number): Promise<string> {
 function makeSecrets(dir: string): { server: Secret; clientCA: Secret; client: Secret } {
   requireCommand('openssl');
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'];
-  openssl(['req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.crt', '-subj', `/OU=fabric-ops/CN=${svc} operations CA`, '-days', '2',
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign'], dir);
+  openssl(
+    [
+      'req',
+      '-x509',
+      ...ec,
+      '-keyout',
+      'ca.key',
+      '-out',
+      'ca.crt',
+      '-subj',
+      `/OU=fabric-ops/CN=${svc} operations CA`,
+      '-days',
+      '2',
+      '-addext',
+      'basicConstraints=critical,CA:TRUE',
+      '-addext',
+      'keyUsage=critical,keyCertSign,cRLSign',
+    ],
+    dir,
+  );
   const names = [svc, `${svc}.${defaultNamespace}`, serviceHost, `${serviceHost}.cluster.local`];
   const leaves: [string, string][] = [
     ['server', `extendedKeyUsage=serverAuth\nsubjectAltName=${names.map((n) => `DNS:${n}`).join(',')}`],
@@ -69,7 +123,26 @@ function makeSecrets(dir: string): { server: Secret; clientCA: Secret; client: S
   for (const [name, extension] of leaves) {
     writeFileSync(path.join(dir, `${name}.ext`), `basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\n${extension}\n`);
     openssl(['req', '-new', ...ec, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${name === 'server' ? serviceHost : `${svc}-scraper`}`], dir);
-    openssl(['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '2', '-extfile', `${name}.ext`, '-out', `${name}.crt`], dir);
+    openssl(
+      [
+        'x509',
+        '-req',
+        '-in',
+        `${name}.csr`,
+        '-CA',
+        'ca.crt',
+        '-CAkey',
+        'ca.key',
+        '-CAcreateserial',
+        '-days',
+        '2',
+        '-extfile',
+        `${name}.ext`,
+        '-out',
+        `${name}.crt`,
+      ],
+      dir,
+    );
   }
   const read = (file: string): string => readFileSync(path.join(dir, file), 'utf8');
   return {
@@ -168,7 +241,17 @@ function renderNotes(options: RenderOptions, dir: string): string {
 }
 
 const scenarios = [
-  { name: 'existing Secrets (HTTPS, mutual TLS)', tls: true, set: { 'tls.provider': 'existingSecrets', 'tls.existingSecrets.server': 'ops-server', 'tls.existingSecrets.clientCA': 'ops-client-ca', 'tls.existingSecrets.clientCAKey': 'bundle.pem', 'tls.existingSecrets.client': 'ops-scraper' } },
+  {
+    name: 'existing Secrets (HTTPS, mutual TLS)',
+    tls: true,
+    set: {
+      'tls.provider': 'existingSecrets',
+      'tls.existingSecrets.server': 'ops-server',
+      'tls.existingSecrets.clientCA': 'ops-client-ca',
+      'tls.existingSecrets.clientCAKey': 'bundle.pem',
+      'tls.existingSecrets.client': 'ops-scraper',
+    },
+  },
   { name: 'TLS off (HTTP)', tls: false, set: { 'tls.provider': 'none' } },
 ] as const;
 
@@ -194,7 +277,10 @@ describe.each(scenarios)('the rendered peer pod, $name', (scenario) => {
     const podSpec = at<Record<string, unknown>>(deployment, 'spec', 'template', 'spec');
     const c = at<Container[]>(podSpec, 'containers')[0] as Container;
     mounted = await mountVolumes(root, podSpec, c, { secrets: Object.values(secrets), configMaps: objects.filter((o) => o.kind === 'ConfigMap') });
-    service = runCli((c.args ?? []).map((arg) => inRoot(root, arg)), envOf(c, root));
+    service = runCli(
+      (c.args ?? []).map((arg) => inRoot(root, arg)),
+      envOf(c, root),
+    );
     await service.listening(20_000);
   }, 60_000);
 
@@ -203,7 +289,7 @@ describe.each(scenarios)('the rendered peer pod, $name', (scenario) => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  test('kubelet\'s probe gets 200 from /healthz with the rendered scheme, port and path', async () => {
+  test("kubelet's probe gets 200 from /healthz with the rendered scheme, port and path", async () => {
     const c = at<Container[]>(find(objects, 'Deployment'), 'spec', 'template', 'spec', 'containers')[0] as Container;
     const get = c.startupProbe?.httpGet;
     expect(get?.scheme).toBe(scenario.tls ? 'HTTPS' : 'HTTP');
@@ -215,7 +301,7 @@ describe.each(scenarios)('the rendered peer pod, $name', (scenario) => {
     expect(other).not.toBe(200);
   });
 
-  test('the helm test pod\'s script passes with its own environment and mounts', async () => {
+  test("the helm test pod's script passes with its own environment and mounts", async () => {
     const testPod = find(objects, 'Pod');
     const podSpec = at<Record<string, unknown>>(testPod, 'spec');
     const c = at<Container[]>(podSpec, 'containers')[0] as Container;
@@ -238,7 +324,9 @@ dns.lookup = function (host, options, callback) {
     const env = envOf(c, testRoot);
     expect(env.HEALTHZ_URL).toBe(`${scenario.tls ? 'https' : 'http'}://${serviceHost}:${port}/healthz`);
     const { stdout } = await execFileAsync(process.execPath, ['--require', preload, '-e', c.command?.[2] ?? ''], { env: { PATH: process.env.PATH, ...env } });
-    expect(stdout).toMatch(new RegExp(`GET ${scenario.tls ? 'https' : 'http'}://${serviceHost.replace(/\./g, '\\.')}:${port}/healthz: HTTP 200 \\{"status":"OK"`));
+    expect(stdout).toMatch(
+      new RegExp(`GET ${scenario.tls ? 'https' : 'http'}://${serviceHost.replace(/\./g, '\\.')}:${port}/healthz: HTTP 200 \\{"status":"OK"`),
+    );
     if (scenario.tls) {
       // It verifies the server's name: by IP address (not in the certificate) it fails.
       const byAddress = execFileAsync(process.execPath, ['-e', c.command?.[2] ?? ''], {

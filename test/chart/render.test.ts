@@ -99,7 +99,9 @@ const combinations: Combination[] = [
   },
   {
     name: 'peer, existing ConfigMap, StatsD, IPv6',
-    options: { set: { 'config.existingConfigMap': 'peer0-core', 'config.metrics.provider': 'statsd', 'serviceMonitor.enabled': false, 'operations.listenHost': '::' } },
+    options: {
+      set: { 'config.existingConfigMap': 'peer0-core', 'config.metrics.provider': 'statsd', 'serviceMonitor.enabled': false, 'operations.listenHost': '::' },
+    },
     dialect: 'peer',
     tls: 'certManager',
     objects: [`Deployment/${svc}`, `Service/${svc}`, `Pod/${svc}-test-healthz`, ...certManagerObjects],
@@ -295,7 +297,12 @@ describe.each(eachCombination())('%s', (_name, index) => {
       expect(spec.automountServiceAccountToken).toBe(false);
       expect(spec.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 10001, runAsGroup: 10001, seccompProfile: { type: 'RuntimeDefault' } });
       for (const c of at<Container[]>(spec, 'containers')) {
-        expect(c.securityContext).toMatchObject({ runAsNonRoot: true, readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } });
+        expect(c.securityContext).toMatchObject({
+          runAsNonRoot: true,
+          readOnlyRootFilesystem: true,
+          allowPrivilegeEscalation: false,
+          capabilities: { drop: ['ALL'] },
+        });
         expect(Object.keys(c.resources.requests ?? {}).sort()).toEqual(['cpu', 'memory']);
         expect(Object.keys(c.resources.limits ?? {}).sort()).toEqual(['cpu', 'memory']);
       }
@@ -343,7 +350,14 @@ describe.each(eachCombination())('%s', (_name, index) => {
         ? { server: `${svc}-server-tls`, clientCA: `${svc}-server-tls`, clientCAKey: 'ca.crt', client: `${svc}-scraper-tls` }
         : { server: 'ops-server', clientCA: 'ops-client-ca', clientCAKey: 'ca.crt', client: 'ops-scraper' };
     expect(secretVolumes.map((v) => v.secret)).toEqual([
-      { secretName: names.server, defaultMode: 0o440, items: [{ key: 'tls.crt', path: 'tls.crt' }, { key: 'tls.key', path: 'tls.key' }] },
+      {
+        secretName: names.server,
+        defaultMode: 0o440,
+        items: [
+          { key: 'tls.crt', path: 'tls.crt' },
+          { key: 'tls.key', path: 'tls.key' },
+        ],
+      },
       { secretName: names.clientCA, defaultMode: 0o440, items: [{ key: names.clientCAKey, path: 'ca.crt' }] },
     ]);
     const testVolumes = at<Volume[]>(find(objects, 'Pod'), 'spec', 'volumes');
@@ -380,14 +394,22 @@ describe.each(eachCombination())('%s', (_name, index) => {
     const caIssuer = find(objects, 'Issuer', `${svc}-ca`);
     expect(caIssuer.spec).toEqual({ ca: { secretName: at<string>(ca, 'spec', 'secretName') } });
     const server = find(objects, 'Certificate', `${svc}-server`);
-    expect(server.spec).toMatchObject({ issuerRef: { kind: 'Issuer', name: `${svc}-ca` }, privateKey: { algorithm: 'ECDSA', size: 256 }, usages: ['digital signature', 'server auth'] });
+    expect(server.spec).toMatchObject({
+      issuerRef: { kind: 'Issuer', name: `${svc}-ca` },
+      privateKey: { algorithm: 'ECDSA', size: 256 },
+      usages: ['digital signature', 'server auth'],
+    });
     const service = find(objects, 'Service');
     const name = service.metadata.name;
     expect(at<string[]>(server, 'spec', 'dnsNames')).toEqual(
       expect.arrayContaining([name, `${name}.${defaultNamespace}`, `${name}.${defaultNamespace}.svc`, `${name}.${defaultNamespace}.svc.cluster.local`]),
     );
     const scraper = find(objects, 'Certificate', `${svc}-scraper`);
-    expect(scraper.spec).toMatchObject({ issuerRef: { kind: 'Issuer', name: `${svc}-ca` }, privateKey: { algorithm: 'ECDSA', size: 256 }, usages: ['digital signature', 'client auth'] });
+    expect(scraper.spec).toMatchObject({
+      issuerRef: { kind: 'Issuer', name: `${svc}-ca` },
+      privateKey: { algorithm: 'ECDSA', size: 256 },
+      usages: ['digital signature', 'client auth'],
+    });
   });
 });
 
@@ -448,7 +470,7 @@ describe('details of single combinations', () => {
     expect(deployed.groups.length).toBeGreaterThan(0);
   });
 
-  test('the helm test pod is a test hook running the image\'s node on the chart\'s check script', () => {
+  test("the helm test pod is a test hook running the image's node on the chart's check script", () => {
     const { objects } = byName('peer, defaults (cert-manager TLS, no monitoring API)');
     const testPod = find(objects, 'Pod');
     expect(testPod.metadata.annotations?.['helm.sh/hook']).toBe('test');

@@ -19,11 +19,7 @@ const schema = JSON.parse(readFileSync(path.join(chartDir, 'values.schema.json')
 function objectNodes(node: SchemaNode, at = ''): { path: string; node: SchemaNode }[] {
   const inItems = node.items ? objectNodes(node.items, `${at}[]`) : [];
   if (node.properties === undefined) return inItems;
-  return [
-    { path: at, node },
-    ...Object.entries(node.properties).flatMap(([key, child]) => objectNodes(child, at === '' ? key : `${at}.${key}`)),
-    ...inItems,
-  ];
+  return [{ path: at, node }, ...Object.entries(node.properties).flatMap(([key, child]) => objectNodes(child, at === '' ? key : `${at}.${key}`)), ...inItems];
 }
 
 /** A plausible misspelling: the key with two letters swapped (tls.certManager.clusterDomain → clusterDomian). */
@@ -37,7 +33,15 @@ describe('helm lint --strict', () => {
   test.each([
     ['defaults', [] as string[]],
     ['orderer, TLS off', ['--set', 'dialect=orderer', '--set', 'tls.provider=none']],
-    ['existing Secrets, everything on', ['--set', 'tls.provider=existingSecrets,tls.existingSecrets.server=a,tls.existingSecrets.clientCA=b,tls.existingSecrets.client=c', '--set', 'serviceMonitor.force=true,prometheusRule.force=true,prometheusRule.enabled=true,podDisruptionBudget.enabled=true,networkPolicy.enabled=true,runtimeSocket.enabled=true']],
+    [
+      'existing Secrets, everything on',
+      [
+        '--set',
+        'tls.provider=existingSecrets,tls.existingSecrets.server=a,tls.existingSecrets.clientCA=b,tls.existingSecrets.client=c',
+        '--set',
+        'serviceMonitor.force=true,prometheusRule.force=true,prometheusRule.enabled=true,podDisruptionBudget.enabled=true,networkPolicy.enabled=true,runtimeSocket.enabled=true',
+      ],
+    ],
   ])('%s: passes', (_name, args) => {
     const run = helm(['lint', '--strict', chartDir, ...args]);
     expect(run.stderr).toBe('');
@@ -61,22 +65,24 @@ describe('values.schema.json', () => {
       expect({ at, additionalProperties: node.additionalProperties }).toEqual({ at, additionalProperties: false });
       for (const [key, child] of Object.entries(node.properties ?? {})) {
         // List items (tolerations[]) are Kubernetes objects, documented by Kubernetes.
-        if (child.properties === undefined && !at.includes('[]')) expect({ key: `${at}.${key}`, description: typeof child.description }).toEqual({ key: `${at}.${key}`, description: 'string' });
+        if (child.properties === undefined && !at.includes('[]'))
+          expect({ key: `${at}.${key}`, description: typeof child.description }).toEqual({ key: `${at}.${key}`, description: 'string' });
       }
     }
   });
 
-  test.each(objectNodes(schema).filter(({ path: at }) => !at.includes('[]')).map(({ path: at, node }) => [at === '' ? '(top level)' : at, at, Object.keys(node.properties ?? {})[0] ?? 'x'] as const))(
-    'a misspelt key under %s is rejected',
-    (_label, at, firstKey) => {
-      const wrong = misspell(firstKey);
-      expect(wrong).not.toBe(firstKey);
-      const key = at === '' ? wrong : `${at}.${wrong}`;
-      const error = renderFailure({ setJson: { [key]: 'x' } });
-      expect(error).toContain("values don't meet the specifications of the schema");
-      expect(error).toContain(`Additional property ${wrong} is not allowed`);
-    },
-  );
+  test.each(
+    objectNodes(schema)
+      .filter(({ path: at }) => !at.includes('[]'))
+      .map(({ path: at, node }) => [at === '' ? '(top level)' : at, at, Object.keys(node.properties ?? {})[0] ?? 'x'] as const),
+  )('a misspelt key under %s is rejected', (_label, at, firstKey) => {
+    const wrong = misspell(firstKey);
+    expect(wrong).not.toBe(firstKey);
+    const key = at === '' ? wrong : `${at}.${wrong}`;
+    const error = renderFailure({ setJson: { [key]: 'x' } });
+    expect(error).toContain("values don't meet the specifications of the schema");
+    expect(error).toContain(`Additional property ${wrong} is not allowed`);
+  });
 
   test('a misspelt key inside a list item (tolerations[].key) is rejected', () => {
     expect(objectNodes(schema).map((n) => n.path)).toContain('tolerations[]');
@@ -158,8 +164,12 @@ describe('render-time refusals', () => {
   });
 
   test('a PodDisruptionBudget takes minAvailable or maxUnavailable, not both', () => {
-    expect(renderFailure({ set: { 'podDisruptionBudget.enabled': true, 'podDisruptionBudget.minAvailable': 1 } })).toContain('set minAvailable or maxUnavailable, not both');
-    const { objects } = render({ set: { 'podDisruptionBudget.enabled': true, 'podDisruptionBudget.minAvailable': '50%', 'podDisruptionBudget.maxUnavailable': null } });
+    expect(renderFailure({ set: { 'podDisruptionBudget.enabled': true, 'podDisruptionBudget.minAvailable': 1 } })).toContain(
+      'set minAvailable or maxUnavailable, not both',
+    );
+    const { objects } = render({
+      set: { 'podDisruptionBudget.enabled': true, 'podDisruptionBudget.minAvailable': '50%', 'podDisruptionBudget.maxUnavailable': null },
+    });
     const pdb = objects.find((o) => o.kind === 'PodDisruptionBudget');
     expect(pdb?.spec).toMatchObject({ minAvailable: '50%' });
     expect(pdb?.spec?.maxUnavailable).toBeUndefined();

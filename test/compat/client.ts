@@ -47,10 +47,7 @@ export function send(
     let req: http.ClientRequest;
     if (target.tls) {
       const pair = client === 'none' ? undefined : target.tls.clients[client];
-      req = https.request(
-        { ...common, agent: false, ca: target.tls.ca, cert: pair?.certPem, key: pair?.keyPem, servername: 'localhost' },
-        onResponse,
-      );
+      req = https.request({ ...common, agent: false, ca: target.tls.ca, cert: pair?.certPem, key: pair?.keyPem, servername: 'localhost' }, onResponse);
     } else {
       req = http.request({ ...common, agent: target.agent ?? false }, onResponse);
     }

@@ -99,10 +99,13 @@ describe('every endpoint, method and near-miss path', () => {
     await Promise.all(s.pairs.map((p) => compare(p, [...endpointMatrix(s.name, p.kind, ['none']), ...detailCases(s.name, p.kind)])));
   });
 
-  test.each(['TLS, clientAuthRequired false', 'TLS, clientAuthRequired true'])('%s: no, trusted, untrusted and expired client certificates; plain HTTP', async (name) => {
-    const s = scenario(name);
-    await Promise.all(s.pairs.map((p) => compare(p, [...endpointMatrix(s.name, p.kind, allClients), ...plainToTlsCases(s.name, p.kind)])));
-  });
+  test.each(['TLS, clientAuthRequired false', 'TLS, clientAuthRequired true'])(
+    '%s: no, trusted, untrusted and expired client certificates; plain HTTP',
+    async (name) => {
+      const s = scenario(name);
+      await Promise.all(s.pairs.map((p) => compare(p, [...endpointMatrix(s.name, p.kind, allClients), ...plainToTlsCases(s.name, p.kind)])));
+    },
+  );
 
   test.each(['Docker checker on the real dockerd', 'Docker checker on a missing socket', 'Docker checker off'])('%s', async (name) => {
     const p = scenario(name).pair('peer');
@@ -197,7 +200,10 @@ function describeFamily(before: Family | undefined, after: Family | undefined): 
       .sort();
     values = `increments ${deltas.join(' ') || 'none'}`;
   } else if (after.type === 'gauge') {
-    values = `values ${after.samples.map((s) => `${key(s.labels)}=${s.value}`).sort().join(' ')}`;
+    values = `values ${after.samples
+      .map((s) => `${key(s.labels)}=${s.value}`)
+      .sort()
+      .join(' ')}`;
   } else {
     values = `observations ${after.samples.filter((s) => s.name.endsWith('_count')).length > 0 ? 'present' : 'none'}`;
   }
@@ -221,8 +227,14 @@ describe('metrics', () => {
       await Promise.all([metricsSequence(p.fabricTarget), metricsSequence(p.oursTarget)]);
       const [fAfter, oAfter] = await Promise.all([scrape(p.fabricTarget), scrape(p.oursTarget)]);
       for (const name of ownFamilies) {
-        const [fabric, ours] = [describeFamily(findFamily(fBefore, name), findFamily(fAfter, name)), describeFamily(findFamily(oBefore, name), findFamily(oAfter, name))];
-        for (const [aspect, index] of [['name, type, labels', 0], ['values', 1]] as const) {
+        const [fabric, ours] = [
+          describeFamily(findFamily(fBefore, name), findFamily(fAfter, name)),
+          describeFamily(findFamily(oBefore, name), findFamily(oAfter, name)),
+        ];
+        for (const [aspect, index] of [
+          ['name, type, labels', 0],
+          ['values', 1],
+        ] as const) {
           const c: FactCase = { id: `/metrics/${p.kind}: ${name}: ${aspect}`, group: '/metrics', node: p.kind, topic: 'metrics' };
           book.record(c, { kind: 'value', value: fabric[index] }, { kind: 'value', value: ours[index] });
         }
@@ -264,7 +276,11 @@ describe('metrics', () => {
         const entry = [...m].find(([bucket]) => bucket.startsWith(`${prefix}fabric_version.`));
         return entry ? `${entry[0]} ${entry[1]}` : 'absent';
       };
-      book.record({ id: `StatsD/${p.kind}: fabric_version bucket`, group: 'StatsD', node: p.kind, topic: 'statsd' }, { kind: 'value', value: version(fabric) }, { kind: 'value', value: version(ours) });
+      book.record(
+        { id: `StatsD/${p.kind}: fabric_version bucket`, group: 'StatsD', node: p.kind, topic: 'statsd' },
+        { kind: 'value', value: version(fabric) },
+        { kind: 'value', value: version(ours) },
+      );
       const names = [...new Set([...fabric.keys(), ...ours.keys()])].filter((b) => !b.startsWith(`${prefix}fabric_version.`)).sort();
       for (const bucket of names) {
         book.record(
@@ -295,13 +311,31 @@ function configCases(p: TestPki): ConfigCase[] {
   const other = p.untrustedCA.cert;
   const cases: ConfigCase[] = [];
   for (const value of [...truths, ...falsehoods, ...notBooleans]) {
-    cases.push({ name: `boolean CORE_OPERATIONS_TLS_ENABLED=${value}`, kind: 'peer', tls: 'configured-disabled', env: { CORE_OPERATIONS_TLS_ENABLED: value }, observe: 'protocol' });
+    cases.push({
+      name: `boolean CORE_OPERATIONS_TLS_ENABLED=${value}`,
+      kind: 'peer',
+      tls: 'configured-disabled',
+      env: { CORE_OPERATIONS_TLS_ENABLED: value },
+      observe: 'protocol',
+    });
   }
   for (const value of ['true', '1', 'T', 'False', 'yes']) {
-    cases.push({ name: `boolean ORDERER_OPERATIONS_TLS_ENABLED=${value}`, kind: 'orderer', tls: 'configured-disabled', env: { ORDERER_OPERATIONS_TLS_ENABLED: value }, observe: 'protocol' });
+    cases.push({
+      name: `boolean ORDERER_OPERATIONS_TLS_ENABLED=${value}`,
+      kind: 'orderer',
+      tls: 'configured-disabled',
+      env: { ORDERER_OPERATIONS_TLS_ENABLED: value },
+      observe: 'protocol',
+    });
   }
   for (const value of ['true', 'T', '1', 'false', '0', 'on']) {
-    cases.push({ name: `boolean CORE_OPERATIONS_TLS_CLIENTAUTHREQUIRED=${value}`, kind: 'peer', tls: 'optional', env: { CORE_OPERATIONS_TLS_CLIENTAUTHREQUIRED: value }, observe: 'healthz-without-cert' });
+    cases.push({
+      name: `boolean CORE_OPERATIONS_TLS_CLIENTAUTHREQUIRED=${value}`,
+      kind: 'peer',
+      tls: 'optional',
+      env: { CORE_OPERATIONS_TLS_CLIENTAUTHREQUIRED: value },
+      observe: 'healthz-without-cert',
+    });
   }
   const lists: Array<[string, string]> = [
     ['two paths, space-separated', `${other} ${ca}`],
@@ -311,8 +345,20 @@ function configCases(p: TestPki): ConfigCase[] {
     ['one path, brackets', `[${ca}]`],
   ];
   for (const [label, value] of lists) {
-    cases.push({ name: `list CORE_OPERATIONS_TLS_CLIENTROOTCAS_FILES: ${label}`, kind: 'peer', tls: 'optional', env: { CORE_OPERATIONS_TLS_CLIENTROOTCAS_FILES: value }, observe: 'client-certs' });
-    cases.push({ name: `list ORDERER_OPERATIONS_TLS_CLIENTROOTCAS: ${label}`, kind: 'orderer', tls: 'optional', env: { ORDERER_OPERATIONS_TLS_CLIENTROOTCAS: value }, observe: 'client-certs' });
+    cases.push({
+      name: `list CORE_OPERATIONS_TLS_CLIENTROOTCAS_FILES: ${label}`,
+      kind: 'peer',
+      tls: 'optional',
+      env: { CORE_OPERATIONS_TLS_CLIENTROOTCAS_FILES: value },
+      observe: 'client-certs',
+    });
+    cases.push({
+      name: `list ORDERER_OPERATIONS_TLS_CLIENTROOTCAS: ${label}`,
+      kind: 'orderer',
+      tls: 'optional',
+      env: { ORDERER_OPERATIONS_TLS_CLIENTROOTCAS: value },
+      observe: 'client-certs',
+    });
   }
   for (const value of ['1s', '1m30s', '500ms', '10']) {
     cases.push({
@@ -323,13 +369,55 @@ function configCases(p: TestPki): ConfigCase[] {
       observe: 'starts',
     });
   }
-  cases.push({ name: 'empty CORE_METRICS_PROVIDER= (file: prometheus)', kind: 'peer', metrics: { provider: 'prometheus' }, env: { CORE_METRICS_PROVIDER: '' }, observe: 'metrics-status' });
-  cases.push({ name: 'empty ORDERER_METRICS_PROVIDER= (file: prometheus)', kind: 'orderer', metrics: { provider: 'prometheus' }, env: { ORDERER_METRICS_PROVIDER: '' }, observe: 'metrics-status' });
-  cases.push({ name: 'empty CORE_OPERATIONS_TLS_ENABLED= (file: true)', kind: 'peer', tls: 'optional', env: { CORE_OPERATIONS_TLS_ENABLED: '' }, observe: 'protocol' });
-  cases.push({ name: 'TLS on, certificate file missing', kind: 'peer', tls: 'optional', env: { CORE_OPERATIONS_TLS_CERT_FILE: '/nonexistent/server.crt' }, observe: 'starts' });
-  cases.push({ name: 'TLS on, certificate file missing', kind: 'orderer', tls: 'optional', env: { ORDERER_OPERATIONS_TLS_CERTIFICATE: '/nonexistent/server.crt' }, observe: 'starts' });
-  cases.push({ name: 'TLS on, key file missing', kind: 'peer', tls: 'optional', env: { CORE_OPERATIONS_TLS_KEY_FILE: '/nonexistent/server.key' }, observe: 'starts' });
-  cases.push({ name: 'TLS on, client root CA file missing', kind: 'peer', tls: 'optional', env: { CORE_OPERATIONS_TLS_CLIENTROOTCAS_FILES: '/nonexistent/ca.crt' }, observe: 'starts' });
+  cases.push({
+    name: 'empty CORE_METRICS_PROVIDER= (file: prometheus)',
+    kind: 'peer',
+    metrics: { provider: 'prometheus' },
+    env: { CORE_METRICS_PROVIDER: '' },
+    observe: 'metrics-status',
+  });
+  cases.push({
+    name: 'empty ORDERER_METRICS_PROVIDER= (file: prometheus)',
+    kind: 'orderer',
+    metrics: { provider: 'prometheus' },
+    env: { ORDERER_METRICS_PROVIDER: '' },
+    observe: 'metrics-status',
+  });
+  cases.push({
+    name: 'empty CORE_OPERATIONS_TLS_ENABLED= (file: true)',
+    kind: 'peer',
+    tls: 'optional',
+    env: { CORE_OPERATIONS_TLS_ENABLED: '' },
+    observe: 'protocol',
+  });
+  cases.push({
+    name: 'TLS on, certificate file missing',
+    kind: 'peer',
+    tls: 'optional',
+    env: { CORE_OPERATIONS_TLS_CERT_FILE: '/nonexistent/server.crt' },
+    observe: 'starts',
+  });
+  cases.push({
+    name: 'TLS on, certificate file missing',
+    kind: 'orderer',
+    tls: 'optional',
+    env: { ORDERER_OPERATIONS_TLS_CERTIFICATE: '/nonexistent/server.crt' },
+    observe: 'starts',
+  });
+  cases.push({
+    name: 'TLS on, key file missing',
+    kind: 'peer',
+    tls: 'optional',
+    env: { CORE_OPERATIONS_TLS_KEY_FILE: '/nonexistent/server.key' },
+    observe: 'starts',
+  });
+  cases.push({
+    name: 'TLS on, client root CA file missing',
+    kind: 'peer',
+    tls: 'optional',
+    env: { CORE_OPERATIONS_TLS_CLIENTROOTCAS_FILES: '/nonexistent/ca.crt' },
+    observe: 'starts',
+  });
   cases.push({ name: 'listen address not host:port', kind: 'peer', env: { CORE_OPERATIONS_LISTENADDRESS: 'bogus' }, observe: 'starts' });
   cases.push({ name: 'listen address not host:port', kind: 'orderer', env: { ORDERER_OPERATIONS_LISTENADDRESS: 'bogus' }, observe: 'starts' });
   cases.push({ name: 'FABRIC_LOGGING_SPEC=Debug (invalid)', kind: 'peer', env: { FABRIC_LOGGING_SPEC: 'Debug' }, observe: 'starts' });
@@ -348,7 +436,10 @@ function configCases(p: TestPki): ConfigCase[] {
 }
 
 async function observe(kind: ConfigCase['observe'], port: number): Promise<string> {
-  const tlsTarget = (): Target => ({ port, tls: { ca: pki.serverCA.certPem, clients: { trusted: pki.client, untrusted: pki.untrustedClient, expired: pki.expiredClient } } });
+  const tlsTarget = (): Target => ({
+    port,
+    tls: { ca: pki.serverCA.certPem, clients: { trusted: pki.client, untrusted: pki.untrustedClient, expired: pki.expiredClient } },
+  });
   const attempt = async (target: Target, p: string, client: ClientCert): Promise<string> => {
     const c: HttpCase = { id: 'probe', group: 'probe', node: 'peer', method: 'GET', path: p, client, transport: 'native', checkState: false };
     const answer = await runCase(target, c);
@@ -385,7 +476,13 @@ describe('configuration', () => {
         const tls =
           cc.tls === undefined || cc.tls === 'off'
             ? undefined
-            : { enabled: cc.tls !== 'configured-disabled', cert: pki.server.cert, key: pki.server.key, clientAuthRequired: cc.tls === 'required' || cc.tls === 'no-roots', clientRootCAs: cc.tls === 'no-roots' ? [] : [pki.clientCA.cert] };
+            : {
+                enabled: cc.tls !== 'configured-disabled',
+                cert: pki.server.cert,
+                key: pki.server.key,
+                clientAuthRequired: cc.tls === 'required' || cc.tls === 'no-roots',
+                clientRootCAs: cc.tls === 'no-roots' ? [] : [pki.clientCA.cert],
+              };
         const config = await writeNodeConfig(path.join(work.dir, `config-${index}`), {
           kind: cc.kind,
           tls,
@@ -398,7 +495,11 @@ describe('configuration', () => {
     };
     await Promise.all([worker(), worker(), worker()]);
     for (const [cc, fabric, ours] of outcomes) {
-      book.record({ id: `configuration/${cc.kind}: ${cc.name}`, group: 'configuration', node: cc.kind, topic: 'config' }, { kind: 'value', value: fabric }, { kind: 'value', value: ours });
+      book.record(
+        { id: `configuration/${cc.kind}: ${cc.name}`, group: 'configuration', node: cc.kind, topic: 'config' },
+        { kind: 'value', value: fabric },
+        { kind: 'value', value: ours },
+      );
     }
   }, 120_000);
 });
@@ -445,11 +546,11 @@ describe('the deviation table and the report', () => {
       results: book.results,
       generatedGroups: new Set(['PUT /logspec, generated bodies']),
       setup: [
-        'Configuration: the release\'s `sampleconfig/core.yaml` and `orderer.yaml`, copied with writable paths, ports and the scenario\'s settings changed; fabric-ops is started (library entry point) on the same file and environment.',
+        "Configuration: the release's `sampleconfig/core.yaml` and `orderer.yaml`, copied with writable paths, ports and the scenario's settings changed; fabric-ops is started (library entry point) on the same file and environment.",
         'Compared for each HTTP case: status, media type (the whole `Content-Type` where the case says so), body shape (JSON key names and value types; values of `spec`, `status`, `component`), `X-Request-Id` (absent / echoed / uuid) and, after methods that may change state, the spec `GET /logspec` shows.',
         'A refused TLS handshake is compared as refused; the alert (or a closed connection) is shown in brackets and not compared.',
         `Generated PUT /logspec bodies: seed ${seed}; compared are the status and the spec read back after each.`,
-        'StatsD: bucket names and types of the service\'s own metrics received from each process by one UDP listener (sender told apart by its source port); of the per-level logging buckets only `.info` is compared, since which levels each program logs at is its own.',
+        "StatsD: bucket names and types of the service's own metrics received from each process by one UDP listener (sender told apart by its source port); of the per-level logging buckets only `.info` is compared, since which levels each program logs at is its own.",
         'Metrics: values are the increments over the same request sequence (PUT debug, GET /healthz twice, /version, an unknown path, a bad spec, PUT warning, PUT info).',
       ],
     });
@@ -461,7 +562,9 @@ describe('the deviation table and the report', () => {
       if (updated !== readme) writeFileSync(readmeFile, updated);
     }
     const problems = [
-      ...book.failures().map((r) => `difference not in the deviation table: ${r.case.id}\n  Fabric: ${describeAnswer(r.fabric)}\n  ours:   ${describeAnswer(r.ours)}`),
+      ...book
+        .failures()
+        .map((r) => `difference not in the deviation table: ${r.case.id}\n  Fabric: ${describeAnswer(r.fabric)}\n  ours:   ${describeAnswer(r.ours)}`),
       ...book.unexercised().map((id) => `deviation ${id} is not needed by any case: remove it or add the case`),
     ];
     const committed = existsSync(reportFile) ? readFileSync(reportFile, 'utf8') : '';

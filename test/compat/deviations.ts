@@ -36,10 +36,11 @@ function httpPair(c: AnyCase, fabric: Answer, ours: Answer): { c: HttpCase; f: H
 
 function values(c: AnyCase, fabric: Answer, ours: Answer, topic: string): { f: string; o: string } | null {
   if (isHttpCase(c) || c.topic !== topic || fabric.kind !== 'value' || ours.kind !== 'value') return null;
-  return { f: (fabric).value, o: (ours).value };
+  return { f: fabric.value, o: ours.value };
 }
 
-const jsonError = (a: HttpAnswer, status: number): boolean => a.status === status && a.contentType === 'application/json' && /^\{error:string\}$|^empty$/.test(a.body);
+const jsonError = (a: HttpAnswer, status: number): boolean =>
+  a.status === status && a.contentType === 'application/json' && /^\{error:string\}$|^empty$/.test(a.body);
 
 /** The spec would be refused by a strict `{"spec": <string>}` reading. */
 function notStrictSpecBody(body: string | undefined): boolean {
@@ -57,7 +58,8 @@ export const deviations: readonly Deviation[] = [
   {
     id: 'D1',
     title: 'another method on a known path',
-    fabric: '/logspec and /version: 400 {"error"} (on /version the key is "Error"); /healthz: 405 with no body and no Content-Type; /metrics: answers every method like GET',
+    fabric:
+      '/logspec and /version: 400 {"error"} (on /version the key is "Error"); /healthz: 405 with no body and no Content-Type; /metrics: answers every method like GET',
     ours: '405 {"error":"method X not allowed ..."} with an Allow header, on every path',
     why: 'one status and one body shape for the same mistake everywhere; 405 with Allow is what HTTP defines',
     matches(c, fabric, ours) {
@@ -128,7 +130,8 @@ export const deviations: readonly Deviation[] = [
   {
     id: 'D7',
     title: 'PUT /logspec body other than {"spec": "<string>"}',
-    fabric: 'unknown keys ignored, key names case-insensitive ("SPEC"), {} and a body without "spec" reset the spec to the default, JSON null accepted, data after the first JSON value ignored: 204',
+    fabric:
+      'unknown keys ignored, key names case-insensitive ("SPEC"), {} and a body without "spec" reset the spec to the default, JSON null accepted, data after the first JSON value ignored: 204',
     ours: '400 {"error"} naming the problem; the spec is unchanged',
     why: 'the spec asks for exactly {"spec": string}; a typo must not silently reset every logger to info',
     matches(c, fabric, ours) {
@@ -167,7 +170,9 @@ export const deviations: readonly Deviation[] = [
     why: 'operators asked to see spec changes, health checks and request counts',
     matches(c, fabric, ours) {
       const v = values(c, fabric, ours, 'metrics') ?? values(c, fabric, ours, 'statsd');
-      return !!v && v.f === 'absent' && v.o !== 'absent' && /(logging_spec_changes|health_check_|operations_requests|spec_changes|operations\.requests)/.test(c.id);
+      return (
+        !!v && v.f === 'absent' && v.o !== 'absent' && /(logging_spec_changes|health_check_|operations_requests|spec_changes|operations\.requests)/.test(c.id)
+      );
     },
   },
   {
@@ -178,7 +183,12 @@ export const deviations: readonly Deviation[] = [
     why: 'fabric-ops is not that Fabric release; claiming its version would mislead',
     matches(c, fabric, ours) {
       const v = values(c, fabric, ours, 'statsd') ?? values(c, fabric, ours, 'metrics');
-      return !!v && /fabric_version/.test(c.id) && v.f.replace(/fabric_version\.[\w]+/g, 'fabric_version.V').replace(/version="[^"]*"/g, '') === v.o.replace(/fabric_version\.[\w]+/g, 'fabric_version.V').replace(/version="[^"]*"/g, '');
+      return (
+        !!v &&
+        /fabric_version/.test(c.id) &&
+        v.f.replace(/fabric_version\.[\w]+/g, 'fabric_version.V').replace(/version="[^"]*"/g, '') ===
+          v.o.replace(/fabric_version\.[\w]+/g, 'fabric_version.V').replace(/version="[^"]*"/g, '')
+      );
     },
   },
   {
@@ -229,7 +239,8 @@ export const deviations: readonly Deviation[] = [
   {
     id: 'D16',
     title: 'list values in environment variables',
-    fabric: 'the peer takes only a whitespace-separated list (CORE_OPERATIONS_TLS_CLIENTROOTCAS_FILES="[a, b]" names the files "[a," and "b]" and fails at start); the orderer takes only [a, b] (a space-separated value is one file name, fails at start)',
+    fabric:
+      'the peer takes only a whitespace-separated list (CORE_OPERATIONS_TLS_CLIENTROOTCAS_FILES="[a, b]" names the files "[a," and "b]" and fails at start); the orderer takes only [a, b] (a space-separated value is one file name, fails at start)',
     ours: 'both forms in both dialects',
     why: 'documented: lists are whitespace-separated or [a, b]; one rule for both node types',
     matches(c, fabric, ours) {
@@ -266,7 +277,14 @@ export const deviations: readonly Deviation[] = [
     why: 'express always names the charset; JSON is UTF-8 by definition (RFC 8259) and clients ignore the parameter',
     matches(c, fabric, ours) {
       const p = httpPair(c, fabric, ours);
-      return !!p && p.c.fullContentType === true && p.f.contentType === 'application/json' && p.o.contentType === 'application/json; charset=utf-8' && p.f.status === p.o.status && p.f.body === p.o.body;
+      return (
+        !!p &&
+        p.c.fullContentType === true &&
+        p.f.contentType === 'application/json' &&
+        p.o.contentType === 'application/json; charset=utf-8' &&
+        p.f.status === p.o.status &&
+        p.f.body === p.o.body
+      );
     },
   },
   {
@@ -277,12 +295,18 @@ export const deviations: readonly Deviation[] = [
     why: "escaping= belongs to Prometheus' newer UTF-8 name negotiation; our metric names never need escaping, and Prometheus reads both",
     matches(c, fabric, ours) {
       const p = httpPair(c, fabric, ours);
-      return !!p && p.c.fullContentType === true && p.f.contentType === 'text/plain; version=0.0.4; charset=utf-8; escaping=values' && p.o.contentType === 'text/plain; version=0.0.4; charset=utf-8' && p.f.status === p.o.status;
+      return (
+        !!p &&
+        p.c.fullContentType === true &&
+        p.f.contentType === 'text/plain; version=0.0.4; charset=utf-8; escaping=values' &&
+        p.o.contentType === 'text/plain; version=0.0.4; charset=utf-8' &&
+        p.f.status === p.o.status
+      );
     },
   },
   {
     id: 'D21',
-    title: 'a boolean environment value outside Go\'s ParseBool spellings (peer)',
+    title: "a boolean environment value outside Go's ParseBool spellings (peer)",
     fabric: 'the peer starts and reads it as false (viper/cast): CORE_OPERATIONS_TLS_ENABLED=yes serves plain HTTP; the orderer refuses to start',
     ours: 'refuses to start in both dialects, naming the key, the value and the accepted spellings',
     why: 'an operator who wrote "yes" meant true: silently serving /logspec without TLS is the worst reading',

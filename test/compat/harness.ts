@@ -104,7 +104,9 @@ export async function startScenario(workDir: string, pki: TestPki, options: Scen
             }),
           ),
         ]);
-        const targetTls = tls ? { ca: pki.serverCA.certPem, clients: { trusted: pki.client, untrusted: pki.untrustedClient, expired: pki.expiredClient } } : null;
+        const targetTls = tls
+          ? { ca: pki.serverCA.certPem, clients: { trusted: pki.client, untrusted: pki.untrustedClient, expired: pki.expiredClient } }
+          : null;
         const agent = () => (tls ? undefined : new http.Agent({ keepAlive: true, maxSockets: 1 }));
         return {
           kind,

@@ -51,9 +51,14 @@ export function labelNames(family: Family): string[] {
 
 /** The value of one sample (by sample name and labels), 0 when absent. */
 export function sampleValue(families: Map<string, Family>, family: string, labels: Record<string, string>, sampleName?: string): number {
-  const found = families.get(family)?.samples.find(
-    (s) => (sampleName === undefined || s.name === sampleName) && Object.entries(labels).every(([k, v]) => s.labels[k] === v) && Object.keys(s.labels).length === Object.keys(labels).length,
-  );
+  const found = families
+    .get(family)
+    ?.samples.find(
+      (s) =>
+        (sampleName === undefined || s.name === sampleName) &&
+        Object.entries(labels).every(([k, v]) => s.labels[k] === v) &&
+        Object.keys(s.labels).length === Object.keys(labels).length,
+    );
   return found?.value ?? 0;
 }
 

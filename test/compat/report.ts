@@ -64,7 +64,13 @@ function renderGenerated(results: readonly CaseResult[]): string[] {
     for (const r of list) counts.set(verdictText(r.verdict), (counts.get(verdictText(r.verdict)) ?? 0) + 1);
     out.push(`| ${node} | ${category} | ${list.length} | ${[...counts].map(([v, n]) => `${v}: ${n}`).join(', ')} |`);
   }
-  out.push('', 'The first two cases of each node, category and verdict:', '', '| node | category | body | Fabric | fabric-ops | verdict |', '|---|---|---|---|---|---|');
+  out.push(
+    '',
+    'The first two cases of each node, category and verdict:',
+    '',
+    '| node | category | body | Fabric | fabric-ops | verdict |',
+    '|---|---|---|---|---|---|',
+  );
   const seen = new Map<string, number>();
   for (const r of results) {
     if (!isHttpCase(r.case)) continue;
@@ -83,7 +89,10 @@ function renderGenerated(results: readonly CaseResult[]): string[] {
 function ordered(results: readonly CaseResult[]): CaseResult[] {
   const groups = groupsInOrder(results);
   const rank = (r: CaseResult): number => groups.indexOf(r.case.group) * 2 + (r.case.node === 'peer' ? 0 : 1);
-  return results.map((r, i) => ({ r, i })).sort((a, b) => rank(a.r) - rank(b.r) || a.i - b.i).map(({ r }) => r);
+  return results
+    .map((r, i) => ({ r, i }))
+    .sort((a, b) => rank(a.r) - rank(b.r) || a.i - b.i)
+    .map(({ r }) => r);
 }
 
 export function renderReport(input: ReportInput): string {
@@ -126,7 +135,8 @@ export function renderReport(input: ReportInput): string {
       continue;
     }
     out.push('| case | Fabric | fabric-ops | verdict |', '|---|---|---|---|');
-    for (const r of list) out.push(`| ${cell(caseLabel(r))} | ${cell(describeAnswer(r.fabric))} | ${cell(describeAnswer(r.ours))} | ${verdictText(r.verdict)} |`);
+    for (const r of list)
+      out.push(`| ${cell(caseLabel(r))} | ${cell(describeAnswer(r.fabric))} | ${cell(describeAnswer(r.ours))} | ${verdictText(r.verdict)} |`);
     out.push('');
   }
   return `${out.join('\n').trimEnd()}\n`;
@@ -142,7 +152,7 @@ export function renderReadmeSection(deviations: readonly Deviation[]): string {
     '',
     renderDeviationTable(deviations),
     '',
-    'Every other answer is the same as Fabric\'s; `docs/compatibility.md` lists each case compared (`make compat`).',
+    "Every other answer is the same as Fabric's; `docs/compatibility.md` lists each case compared (`make compat`).",
     '',
     readmeEnd,
   ].join('\n');

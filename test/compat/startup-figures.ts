@@ -9,7 +9,16 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import path from 'node:path';
-import { fabricHome, listenAddressVariable, makeFabricWorkDir, repositoryRoot, residentKiB, uniquePort, writeNodeConfig, type NodeConfig } from '../support/fabric-reference';
+import {
+  fabricHome,
+  listenAddressVariable,
+  makeFabricWorkDir,
+  repositoryRoot,
+  residentKiB,
+  uniquePort,
+  writeNodeConfig,
+  type NodeConfig,
+} from '../support/fabric-reference';
 import { createTestPki } from '../support/pki';
 
 function firstOk(port: number, deadline: number): Promise<void> {

@@ -19,9 +19,7 @@ describe('the Grafana dashboard', () => {
     expect(dataPanels.length).toBeGreaterThan(10);
     const wrong = dataPanels.flatMap((panel) => {
       const refs = [panel.datasource, ...(panel.targets ?? []).map((target) => target.datasource)];
-      return refs
-        .filter((ref) => ref?.uid !== '${datasource}' || ref.type !== 'prometheus')
-        .map((ref) => `${panel.id} ${panel.title}: ${JSON.stringify(ref)}`);
+      return refs.filter((ref) => ref?.uid !== '${datasource}' || ref.type !== 'prometheus').map((ref) => `${panel.id} ${panel.title}: ${JSON.stringify(ref)}`);
     });
     expect(wrong).toEqual([]);
     for (const variable of dashboard.templating.list.filter((v) => v.type === 'query')) {
@@ -60,8 +58,10 @@ describe('the Grafana dashboard', () => {
       expect(a.gridPos.x + a.gridPos.w).toBeLessThanOrEqual(24);
       for (const b of panels.slice(i + 1)) {
         const apart =
-          a.gridPos.x + a.gridPos.w <= b.gridPos.x || b.gridPos.x + b.gridPos.w <= a.gridPos.x ||
-          a.gridPos.y + a.gridPos.h <= b.gridPos.y || b.gridPos.y + b.gridPos.h <= a.gridPos.y;
+          a.gridPos.x + a.gridPos.w <= b.gridPos.x ||
+          b.gridPos.x + b.gridPos.w <= a.gridPos.x ||
+          a.gridPos.y + a.gridPos.h <= b.gridPos.y ||
+          b.gridPos.y + b.gridPos.h <= a.gridPos.y;
         if (!apart) overlaps.push(`${a.id} ${a.title} / ${b.id} ${b.title}`);
       }
     });
@@ -74,7 +74,9 @@ describe('the Grafana dashboard', () => {
   });
 
   test('shows health per component, requests per route and code, logs per level, logspec changes and the process', () => {
-    const exprs = dashboardQueries(dashboard).map((q) => q.expr).join('\n');
+    const exprs = dashboardQueries(dashboard)
+      .map((q) => q.expr)
+      .join('\n');
     for (const needed of [
       'health_check_status',
       'health_check_duration_seconds_bucket',

@@ -100,7 +100,12 @@ describe.each(deployments)('chaincode $name (peer-chaincode TLS: $ccTls) with fa
   };
 
   const value = (samples: Sample[], metric: string, labels: Record<string, string>): number | undefined =>
-    samples.find((sample) => sample.name === metric && Object.entries(labels).every(([key, v]) => sample.labels[key] === v) && Object.keys(sample.labels).length === Object.keys(labels).length)?.value;
+    samples.find(
+      (sample) =>
+        sample.name === metric &&
+        Object.entries(labels).every(([key, v]) => sample.labels[key] === v) &&
+        Object.keys(sample.labels).length === Object.keys(labels).length,
+    )?.value;
 
   const health = async (): Promise<HttpAnswer> => ops('/healthz', { withClientCert: clientAuthRequired });
 
@@ -148,7 +153,10 @@ describe.each(deployments)('chaincode $name (peer-chaincode TLS: $ccTls) with fa
     for (let i = 0; i < 3; i++) await expect(contract.submitTransaction('fail', `reason ${i}`)).rejects.toThrow(EndorseError);
     for (let i = 0; i < 2; i++) await expect(contract.submitTransaction('nosuch', 'x')).rejects.toThrow(EndorseError);
     for (let i = 0; i < 4; i++) expect(Buffer.from(await contract.evaluateTransaction('get', `key${i}`)).toString()).toBe(`value${i}`);
-    const missing = await contract.evaluateTransaction('get', 'missing').then(() => null, (error: unknown) => error);
+    const missing = await contract.evaluateTransaction('get', 'missing').then(
+      () => null,
+      (error: unknown) => error,
+    );
     expect(JSON.stringify((missing as { details?: unknown })?.details)).toMatch(/key missing does not exist/);
     await expect(contract.evaluateTransaction('other:get', 'key0')).rejects.toThrow();
 
@@ -235,10 +243,15 @@ describe.each(deployments)('chaincode $name (peer-chaincode TLS: $ccTls) with fa
   test('/healthz is 503 with a reason while the peer is stopped, and 200 again once it is back', async () => {
     await network.stopPeer();
     let down: HttpAnswer | undefined;
-    await waitFor('/healthz to fail after the peer stopped', async () => {
-      down = await health();
-      return down.status === 503;
-    }, chaincode, 15_000);
+    await waitFor(
+      '/healthz to fail after the peer stopped',
+      async () => {
+        down = await health();
+        return down.status === 503;
+      },
+      chaincode,
+      15_000,
+    );
     expect(down?.json).toMatchObject({
       status: 'Service Unavailable',
       failed_checks: [{ component: 'chaincode', reason: expect.stringMatching(/^no peer is connected: the stream from the peer at .* ended .* ago/) }],
@@ -246,13 +259,18 @@ describe.each(deployments)('chaincode $name (peer-chaincode TLS: $ccTls) with fa
 
     await network.restartPeer();
     // The peer connects to a ccaas chaincode when it next needs it: an application's evaluate.
-    await waitFor('an evaluate through the restarted peer', async () => {
-      try {
-        return Buffer.from(await contract.evaluateTransaction('get', 'key0')).toString() === 'value0';
-      } catch {
-        return false;
-      }
-    }, chaincode, 60_000);
+    await waitFor(
+      'an evaluate through the restarted peer',
+      async () => {
+        try {
+          return Buffer.from(await contract.evaluateTransaction('get', 'key0')).toString() === 'value0';
+        } catch {
+          return false;
+        }
+      },
+      chaincode,
+      60_000,
+    );
     await waitFor('/healthz to pass again', async () => (await health()).status === 200, chaincode, 10_000);
     const samples = await transactionSamples();
     expect(samples.filter((s) => s.name === 'chaincode_transactions_in_flight').every((s) => s.value === 0)).toBe(true);

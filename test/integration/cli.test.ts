@@ -36,7 +36,7 @@ describe('fabric-ops command', () => {
     expect(run.stdout().trim()).toMatch(new RegExp(`^fabric-ops ${packageJson.version.replace(/\./g, '\\.')} \\(commit ([0-9a-f]{40}|unknown)\\)$`));
   });
 
-  it('--list-keys lists the dialect\'s keys with their environment variables', async () => {
+  it("--list-keys lists the dialect's keys with their environment variables", async () => {
     const peer = runCli(['--list-keys']);
     expect((await peer.exited).code).toBe(0);
     expect(peer.stdout()).toMatch(/^operations\.listenAddress {2}\(CORE_OPERATIONS_LISTENADDRESS, string, default 127\.0\.0\.1:9443\)$/m);
@@ -59,10 +59,7 @@ describe('fabric-ops command', () => {
 
   it('bad configuration exits 2 with one line per problem, each naming its key, and no stack trace', async () => {
     const file = path.join(tmp, 'bad-core.yaml');
-    await writeFile(
-      file,
-      ['operations:', '  listenAddress: "9443"', '  tls:', '    enabled: true', 'metrics:', '  provider: prometeus', ''].join('\n'),
-    );
+    await writeFile(file, ['operations:', '  listenAddress: "9443"', '  tls:', '    enabled: true', 'metrics:', '  provider: prometeus', ''].join('\n'));
     const run = runCli(['--config', file]);
     expect((await run.exited).code).toBe(2);
     const lines = run.stderr().trim().split('\n');
@@ -80,7 +77,16 @@ describe('fabric-ops command', () => {
     const file = path.join(tmp, 'missing-cert.yaml');
     await writeFile(
       file,
-      ['Operations:', '  ListenAddress: 127.0.0.1:0', '  TLS:', '    Enabled: true', '    Certificate: nothere.crt', '    PrivateKey: nothere.key', '    ClientRootCAs: [nothere-ca.crt]', ''].join('\n'),
+      [
+        'Operations:',
+        '  ListenAddress: 127.0.0.1:0',
+        '  TLS:',
+        '    Enabled: true',
+        '    Certificate: nothere.crt',
+        '    PrivateKey: nothere.key',
+        '    ClientRootCAs: [nothere-ca.crt]',
+        '',
+      ].join('\n'),
     );
     const run = runCli(['--config', file]);
     expect((await run.exited).code).toBe(2);
@@ -249,7 +255,11 @@ describe('fabric-ops command', () => {
     const lines = ['a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]'];
     for (let level = 1; level < 9; level += 1) {
       const name = String.fromCharCode(97 + level);
-      lines.push(`${name}: &${name} [${Array(9).fill(`*${String.fromCharCode(96 + level)}`).join(', ')}]`);
+      lines.push(
+        `${name}: &${name} [${Array(9)
+          .fill(`*${String.fromCharCode(96 + level)}`)
+          .join(', ')}]`,
+      );
     }
     const file = path.join(tmp, 'bomb-core.yaml');
     await writeFile(file, `operations: { listenAddress: 127.0.0.1:0 }\n${lines.join('\n')}\n`);
@@ -310,7 +320,9 @@ function olderNode(): { node: string; version: string } {
   const version = execFileSync(node, ['-p', 'process.versions.node'], { encoding: 'utf8' }).trim();
   const [major = 0, minor = 0] = version.split('.').map(Number);
   if (major > 22 || (major === 22 && minor >= 22)) {
-    throw new Error(`test prerequisite missing: a Node.js older than 22.22 (${node} is ${version}); set FABRIC_OPS_OLD_NODE to one (Debian bookworm's node 20 will do)`);
+    throw new Error(
+      `test prerequisite missing: a Node.js older than 22.22 (${node} is ${version}); set FABRIC_OPS_OLD_NODE to one (Debian bookworm's node 20 will do)`,
+    );
   }
   return { node, version };
 }

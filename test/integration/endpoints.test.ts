@@ -70,7 +70,7 @@ describe('operations endpoints over plain HTTP (TLS off)', () => {
       expect(system.getLogger('orderer').isEnabled('debug')).toBe(false);
     });
 
-    it('an invalid spec answers 400 with Fabric\'s message and changes nothing', async () => {
+    it("an invalid spec answers 400 with Fabric's message and changes nothing", async () => {
       system.setLogSpec('warn');
       const put = await request(`${url}/logspec`, { method: 'PUT', body: '{"spec":"a*=info:debug"}' });
       expect(put.status).toBe(400);
@@ -175,7 +175,7 @@ describe('operations endpoints over plain HTTP (TLS off)', () => {
     expect((answer.json as { error: string }).error).toMatch(new RegExp(`^method ${method} not allowed`));
   });
 
-  it('sets X-Request-Id on every response: echoes the client\'s, else a new UUID v4', async () => {
+  it("sets X-Request-Id on every response: echoes the client's, else a new UUID v4", async () => {
     const echoed = await request(`${url}/version`, { headers: { 'x-request-id': 'trace-123' } });
     expect(echoed.headers['x-request-id']).toBe('trace-123');
     const fresh = await request(`${url}/nope`);

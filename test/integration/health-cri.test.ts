@@ -80,7 +80,12 @@ describe('CRI checker against a real containerd', () => {
   it('createContainerRuntimeChecker (type cri) logs the runtime at start', async () => {
     const loggers = new CaptureLoggers();
     const runtime = await createContainerRuntimeChecker(
-      { type: 'cri', endpoint: containerd.endpoint, requiredConditions: ['RuntimeReady'], dockerTls: { enabled: false, caFile: '', certFile: '', keyFile: '' } },
+      {
+        type: 'cri',
+        endpoint: containerd.endpoint,
+        requiredConditions: ['RuntimeReady'],
+        dockerTls: { enabled: false, caFile: '', certFile: '', keyFile: '' },
+      },
       loggers,
     );
     try {
@@ -95,7 +100,12 @@ describe('CRI checker against a real containerd', () => {
   it('createContainerRuntimeChecker (type auto) finds a CRI runtime, not Docker, and says so', async () => {
     const loggers = new CaptureLoggers();
     const runtime = await createContainerRuntimeChecker(
-      { type: 'auto', endpoint: containerd.socketPath, requiredConditions: ['RuntimeReady', 'NetworkReady'], dockerTls: { enabled: false, caFile: '', certFile: '', keyFile: '' } },
+      {
+        type: 'auto',
+        endpoint: containerd.socketPath,
+        requiredConditions: ['RuntimeReady', 'NetworkReady'],
+        dockerTls: { enabled: false, caFile: '', certFile: '', keyFile: '' },
+      },
       loggers,
     );
     try {

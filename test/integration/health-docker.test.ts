@@ -17,7 +17,6 @@ const jsonEnv = { FABRIC_LOGGING_FORMAT: 'json' };
 const sampleCoreYaml = path.resolve(__dirname, '../../../shared/fixtures/fabric-sampleconfig/core.yaml');
 const never = new AbortController().signal;
 
-
 /**
  * Against a private Docker engine started by this file (its own socket, data and exec roots,
  * and a TLS listener on 127.0.0.1), never the machine's shared one.
@@ -66,7 +65,9 @@ describe('health against a private Docker engine', () => {
       const loggers = new CaptureLoggers();
       const runtime = await createContainerRuntimeChecker(containerRuntimeConfig({ type: 'auto', endpoint: dockerd.endpoint }), loggers);
       expect(runtime?.component).toBe('docker');
-      expect(loggers.find('info', /^container runtime type auto: unix:\/\/\S+ is a Docker Engine \S+ \(API 1\.\d+\); registering the docker checker$/)).toHaveLength(1);
+      expect(
+        loggers.find('info', /^container runtime type auto: unix:\/\/\S+ is a Docker Engine \S+ \(API 1\.\d+\); registering the docker checker$/),
+      ).toHaveLength(1);
       await expect(runtime?.checker.check(never)).resolves.toEqual({ ok: true });
     });
   });

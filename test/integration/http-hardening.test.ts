@@ -103,7 +103,10 @@ describe('HTTP hardening (plain HTTP)', () => {
     });
 
     it('a body that is not UTF-8 is a 400, not a guess', async () => {
-      const answer = await request(`${url}/logspec`, { method: 'PUT', body: Buffer.from([0x7b, 0x22, 0x73, 0x70, 0x65, 0x63, 0x22, 0x3a, 0x22, 0xc3, 0x28, 0x22, 0x7d]) });
+      const answer = await request(`${url}/logspec`, {
+        method: 'PUT',
+        body: Buffer.from([0x7b, 0x22, 0x73, 0x70, 0x65, 0x63, 0x22, 0x3a, 0x22, 0xc3, 0x28, 0x22, 0x7d]),
+      });
       expect(answer.status).toBe(400);
       expect(answer.json).toEqual({ error: expect.stringContaining('UTF-8') });
       expect(system.getLogSpec()).toBe('info');
@@ -238,7 +241,10 @@ describe('defect 3: the connection cap', () => {
       let body = '';
       for (let attempt = 0; attempt < 50 && !/operations_connections_refused_total 1\b/.test(body); attempt += 1) {
         await new Promise((resolve) => setTimeout(resolve, 100));
-        body = await request(`${system.url}/metrics`).then((answer) => answer.body, () => '');
+        body = await request(`${system.url}/metrics`).then(
+          (answer) => answer.body,
+          () => '',
+        );
       }
       expect(body).toMatch(/operations_connections_refused_total 1\b/);
     } finally {

@@ -146,7 +146,11 @@ describe('Kubernetes integration (fake API server, kubeconfig)', () => {
     const listsBefore = api.requests.filter((r) => r.method === 'GET' && r.query.get('watch') !== 'true' && r.path.endsWith('/configmaps')).length;
     api.compact();
     api.dropWatches();
-    await waitFor('a re-list after 410', () => api.requests.filter((r) => r.method === 'GET' && r.query.get('watch') !== 'true' && r.path.endsWith('/configmaps')).length > listsBefore, 10_000);
+    await waitFor(
+      'a re-list after 410',
+      () => api.requests.filter((r) => r.method === 'GET' && r.query.get('watch') !== 'true' && r.path.endsWith('/configmaps')).length > listsBefore,
+      10_000,
+    );
     expect(await logspec()).toBe('warn');
 
     api.setConfigMap(namespace, configMapName, { logspec: 'info' });
@@ -240,7 +244,8 @@ describe('Kubernetes integration through the in-cluster service account', () => 
       });
       const opsUrl = (await cli.listening()).replace('127.0.0.1', 'localhost');
       const metrics = await request(`${opsUrl}/metrics`, { ca: pki.serverCA.certPem, client: pki.client });
-      const gauge = (certificate: string): number => Number(new RegExp(`^operations_tls_certificate_expiry_timestamp_seconds\\{certificate="${certificate}"\\} (\\S+)$`, 'm').exec(metrics.body)?.[1]);
+      const gauge = (certificate: string): number =>
+        Number(new RegExp(`^operations_tls_certificate_expiry_timestamp_seconds\\{certificate="${certificate}"\\} (\\S+)$`, 'm').exec(metrics.body)?.[1]);
       expect(gauge('server')).toBe(Date.parse(new X509Certificate(soon.certPem).validTo) / 1000);
       expect(gauge('client_ca')).toBe(Date.parse(new X509Certificate(pki.clientCA.certPem).validTo) / 1000);
       const warning = await waitFor('the expiry warning', () => eventsWith(api, 'CertificateExpiresSoon')[0]);

@@ -52,9 +52,7 @@ class Generator {
     return this.chance(0.1) ? `${name}.` : name;
   }
   validSpec(): string {
-    const segments = Array.from({ length: this.int(5) }, () =>
-      `${Array.from({ length: 1 + this.int(3) }, () => this.loggerName()).join(',')}=${this.level()}`,
-    );
+    const segments = Array.from({ length: this.int(5) }, () => `${Array.from({ length: 1 + this.int(3) }, () => this.loggerName()).join(',')}=${this.level()}`);
     if (this.chance(0.7)) segments.splice(this.int(segments.length + 1), 0, this.level());
     if (this.chance(0.05)) segments.push('');
     return segments.join(':');
@@ -162,7 +160,12 @@ class Generator {
     if (variant === 0) return { kind: 'BOM', body: Buffer.from(`\ufeff${JSON.stringify({ spec })}`), headers: {}, expected: 'accepted' };
     if (variant === 1) return { kind: 'UTF-16', body: Buffer.from(`\ufeff${JSON.stringify({ spec })}`, 'utf16le'), headers: {}, expected: 'refused400' };
     if (variant === 2) {
-      return { kind: 'odd Content-Type', body: Buffer.from(JSON.stringify({ spec })), headers: { 'content-type': this.pick(['text/plain; charset=latin1', 'application/x-www-form-urlencoded', 'image/png', '???']) }, expected: 'accepted' };
+      return {
+        kind: 'odd Content-Type',
+        body: Buffer.from(JSON.stringify({ spec })),
+        headers: { 'content-type': this.pick(['text/plain; charset=latin1', 'application/x-www-form-urlencoded', 'image/png', '???']) },
+        expected: 'accepted',
+      };
     }
     return { kind: 'chunked', body: Buffer.from(JSON.stringify({ spec })), headers: { 'transfer-encoding': 'chunked' }, expected: 'accepted' };
   }

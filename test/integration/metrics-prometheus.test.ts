@@ -129,11 +129,7 @@ describe('a real Prometheus server scraping /metrics with a client certificate',
     api = `http://127.0.0.1:${apiPort}`;
     prometheus = spawn(
       'prometheus',
-      [
-        `--config.file=${join(dir, 'prometheus.yml')}`,
-        `--storage.tsdb.path=${join(dir, 'data')}`,
-        `--web.listen-address=127.0.0.1:${apiPort}`,
-      ],
+      [`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${apiPort}`],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     const keep = (chunk: Buffer): void => {

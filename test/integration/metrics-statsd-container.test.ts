@@ -13,13 +13,7 @@ import { startOperationsSystem, type OperationsSystem } from '../../src';
 import { request } from '../support/http';
 import { requireCommand } from '../support/prerequisites';
 import { testConfig } from '../support/config';
-import {
-  daemonConfig,
-  readReceived,
-  waitForReceived,
-  waitUntilListening,
-  type StatsdNetwork,
-} from '../support/statsd-daemon';
+import { daemonConfig, readReceived, waitForReceived, waitUntilListening, type StatsdNetwork } from '../support/statsd-daemon';
 import { freeTcpPort, freeUdpPort } from '../support/ports';
 
 // Before testcontainers is loaded (it is imported in beforeAll): never look for a gateway
@@ -137,7 +131,13 @@ describe('StatsD daemon in a container (testcontainers)', () => {
       const prefix = `${network}peer.`;
       for (let i = 0; i < 3; i += 1) expect((await request(`${system.url}/healthz`)).status).toBe(200);
       system.setLogSpec('debug');
-      const deliveries = system.metrics.newCounter({ namespace: 'app', name: 'deliveries', help: 'h', labelNames: ['channel'], statsdFormat: '%{#fqname}.%{channel}' });
+      const deliveries = system.metrics.newCounter({
+        namespace: 'app',
+        name: 'deliveries',
+        help: 'h',
+        labelNames: ['channel'],
+        statsdFormat: '%{#fqname}.%{channel}',
+      });
       deliveries.with({ channel: 'mychannel' }).add(11);
       system.metrics.newHistogram({ namespace: 'app', name: 'commit_seconds', help: 'h' }).observe(0.042);
 

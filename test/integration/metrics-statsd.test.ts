@@ -387,7 +387,9 @@ describe('StatsD over tcp, outages logged once, warnings rate-limited, reconnect
       const recovered = loggers.find('info', /statsd: reconnected to tcp/);
       expect(recovered).toHaveLength(1);
       expect(recovered[0]?.msg).toMatch(
-        new RegExp(`^statsd: reconnected to tcp 127\\.0\\.0\\.1:${daemon.port} after 3[0-2]\\.\\d s down; ${dropped} metric lines in ${dropped} packets dropped meanwhile, \\d+ since start$`),
+        new RegExp(
+          `^statsd: reconnected to tcp 127\\.0\\.0\\.1:${daemon.port} after 3[0-2]\\.\\d s down; ${dropped} metric lines in ${dropped} packets dropped meanwhile, \\d+ since start$`,
+        ),
       );
 
       counter.add(5);

@@ -148,7 +148,7 @@ describe('a server built from secureContextOptions', () => {
     ]);
   });
 
-  it('refuses TLS 1.2 suites outside Fabric\'s list', async () => {
+  it("refuses TLS 1.2 suites outside Fabric's list", async () => {
     const ec = await startServer(secureContextOptions(materialFor(pki.server, [pki.clientCA.cert])));
     const rsa = await startServer(secureContextOptions(materialFor(rsaServer, [pki.clientCA.cert])));
     await expect(handshake(ec.port, { maxVersion: 'TLSv1.2', ciphers: 'ECDHE-ECDSA-CHACHA20-POLY1305' })).rejects.toThrow(/handshake failure/);

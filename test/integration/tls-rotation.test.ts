@@ -132,7 +132,11 @@ describe('certificate rotation on a live server', () => {
     expect((await request(pki.untrustedClient)).body).toMatch(/^unauthorized: /);
     const rotated = await pki.issue('rotated-live-2', 'serverCA');
     await volume.update({ 'tls.crt': rotated.certPem, 'tls.key': rotated.keyPem, 'ca.crt': `${pki.clientCA.certPem}${pki.untrustedCA.certPem}` });
-    const served = await pollUntil(() => request(pki.untrustedClient), (s) => s.body === 'authorized', rotationDeadlineMs);
+    const served = await pollUntil(
+      () => request(pki.untrustedClient),
+      (s) => s.body === 'authorized',
+      rotationDeadlineMs,
+    );
     expect(served.body).toBe('authorized');
     expect(served.fingerprint).not.toBe(current.fingerprint);
     expect((await request(pki.client)).body).toBe('authorized');
@@ -144,7 +148,11 @@ describe('certificate rotation on a live server', () => {
     const errorsBefore = logs.find('error', /TLS material not reloaded/).length;
     await volume.update({ 'tls.crt': stray.certPem, 'tls.key': pki.server.keyPem, 'ca.crt': pki.clientCA.certPem });
     // The watcher has seen the update once it has logged the refusal.
-    await pollUntil(async () => logs.find('error', /TLS material not reloaded/).length, (n) => n > errorsBefore, rotationDeadlineMs);
+    await pollUntil(
+      async () => logs.find('error', /TLS material not reloaded/).length,
+      (n) => n > errorsBefore,
+      rotationDeadlineMs,
+    );
     const errors = logs.find('error', /TLS material not reloaded/).slice(errorsBefore);
     expect(errors.map((e) => e.msg)).toEqual([expect.stringContaining('does not match the certificate')]);
     expect((await request()).fingerprint).toBe(before.fingerprint);
@@ -219,7 +227,11 @@ describe('a failure in the reload path never ends the process', () => {
       const rotated = await pki.issue('rotated-but-loader-throws', 'serverCA');
       await writeFile(h.tls.certFile, rotated.certPem);
       await writeFile(h.tls.keyFile, rotated.keyPem);
-      await pollUntil(async () => loads, (n) => n >= 3, rotationDeadlineMs);
+      await pollUntil(
+        async () => loads,
+        (n) => n >= 3,
+        rotationDeadlineMs,
+      );
       expect(loads).toBeGreaterThanOrEqual(3); // retried at every poll
       expect(h.captured.find('error', /./).map((e) => e.msg)).toEqual([
         "TLS material not reloaded, keeping the current certificate: TypeError: Cannot read properties of undefined (reading 'toISOString')",
@@ -243,7 +255,9 @@ describe('a failure in the reload path never ends the process', () => {
       expect(served).toBe(fingerprintOf(rotated));
       await new Promise((resolve) => setTimeout(resolve, 200)); // a few more polls
       expect(h.captured.find('error', /./)).toEqual([]);
-      expect(h.captured.find('info', /TLS material reloaded/).map((e) => e.fields.notAfter)).toEqual([new Date(new X509Certificate(rotated.certPem).validTo).toISOString()]);
+      expect(h.captured.find('info', /TLS material reloaded/).map((e) => e.fields.notAfter)).toEqual([
+        new Date(new X509Certificate(rotated.certPem).validTo).toISOString(),
+      ]);
       expect(await h.failuresCounted()).toBe(0);
     } finally {
       if (descriptor) Object.defineProperty(X509Certificate.prototype, 'validToDate', descriptor);
@@ -260,7 +274,13 @@ describe('the operations system counts failed reloads in operations_tls_reload_f
     const system = await OperationsSystem.start({
       config: testConfig({
         operations: {
-          tls: { enabled: true, certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key'), clientAuthRequired: false, clientRootCAFiles: [pki.clientCA.cert] },
+          tls: {
+            enabled: true,
+            certFile: join(dir, 'tls.crt'),
+            keyFile: join(dir, 'tls.key'),
+            clientAuthRequired: false,
+            clientRootCAFiles: [pki.clientCA.cert],
+          },
         },
         metrics: { provider: 'prometheus' },
       }),
@@ -277,10 +297,13 @@ describe('the operations system counts failed reloads in operations_tls_reload_f
       expect(body).toMatch(/^operations_tls_reload_failures_total 1$/m);
       expect(logs.matching(/TLS material not reloaded.*does not match the certificate/)).toHaveLength(1);
       const served = await new Promise<string>((resolve, reject) => {
-        const req = get({ host: '127.0.0.1', port: system.address.port, path: '/version', servername: 'localhost', ca: [pki.serverCA.certPem], agent: false }, (response) => {
-          resolve((response.socket as TLSSocket).getPeerCertificate().fingerprint256);
-          response.resume();
-        });
+        const req = get(
+          { host: '127.0.0.1', port: system.address.port, path: '/version', servername: 'localhost', ca: [pki.serverCA.certPem], agent: false },
+          (response) => {
+            resolve((response.socket as TLSSocket).getPeerCertificate().fingerprint256);
+            response.resume();
+          },
+        );
         req.once('error', reject);
       });
       expect(served).toBe(fingerprintOf(pki.server));

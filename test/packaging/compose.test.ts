@@ -82,7 +82,8 @@ describe('docker-compose.yml (docker-compose 1.29)', () => {
   let pki: string;
   let env: NodeJS.ProcessEnv;
   let started = false;
-  const compose = (...args: string[]): Promise<string> => run('docker-compose', ['-f', join(repoRoot, 'docker-compose.yml'), '-p', project, ...args], env, 5 * 60_000);
+  const compose = (...args: string[]): Promise<string> =>
+    run('docker-compose', ['-f', join(repoRoot, 'docker-compose.yml'), '-p', project, ...args], env, 5 * 60_000);
 
   beforeAll(async () => {
     requireCommand('docker-compose', 'run scripts/test-prereqs.sh (Debian: apt-get install docker-compose)');
@@ -125,7 +126,11 @@ describe('docker-compose.yml (docker-compose 1.29)', () => {
       HostConfig: { ReadonlyRootfs: boolean; NetworkMode: string };
     }[];
     for (const state of states) {
-      expect({ name: state.Name, running: state.State.Running, network: state.HostConfig.NetworkMode }).toEqual({ name: state.Name, running: true, network: 'host' });
+      expect({ name: state.Name, running: state.State.Running, network: state.HostConfig.NetworkMode }).toEqual({
+        name: state.Name,
+        running: true,
+        network: 'host',
+      });
     }
     const fabricOps = states.filter((state) => /_fabric-ops(-statsd)?_\d+$/.test(state.Name));
     expect(fabricOps).toHaveLength(2);

@@ -51,7 +51,16 @@ describe('the fabric-ops image', () => {
     // Only the mounted file names this port: an answer on it shows the file was read.
     await writeFile(
       join(configDir, 'core.yaml'),
-      ['operations:', `  listenAddress: 127.0.0.1:${port}`, '  healthCheck:', '    containerRuntime:', '      type: none', 'metrics:', '  provider: prometheus', ''].join('\n'),
+      [
+        'operations:',
+        `  listenAddress: 127.0.0.1:${port}`,
+        '  healthCheck:',
+        '    containerRuntime:',
+        '      type: none',
+        'metrics:',
+        '  provider: prometheus',
+        '',
+      ].join('\n'),
       { mode: 0o644 },
     );
     containerId = (

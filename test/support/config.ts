@@ -3,7 +3,6 @@ import type { NormalisedConfig } from '../../src/config/types';
 
 type DeepPartial<T> = T extends readonly unknown[] ? T : T extends object ? { [K in keyof T]?: DeepPartial<T[K]> } : T;
 
-
 /** A peer-dialect NormalisedConfig with everything off, listening on 127.0.0.1 and a free port. */
 export function baseTestConfig(): NormalisedConfig {
   return {

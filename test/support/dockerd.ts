@@ -74,7 +74,17 @@ export class PrivateDockerd {
         '--pidfile',
         path.join(this.dir, 'docker.pid'),
         ...(this.tls
-          ? ['-H', `tcp://127.0.0.1:${this.tls.port}`, '--tlsverify', '--tlscacert', this.tls.caFile, '--tlscert', this.tls.certFile, '--tlskey', this.tls.keyFile]
+          ? [
+              '-H',
+              `tcp://127.0.0.1:${this.tls.port}`,
+              '--tlsverify',
+              '--tlscacert',
+              this.tls.caFile,
+              '--tlscert',
+              this.tls.certFile,
+              '--tlskey',
+              this.tls.keyFile,
+            ]
           : []),
       ],
       { stdio: ['ignore', log, log] },
@@ -137,7 +147,6 @@ export class PrivateDockerd {
     return logTail(this.logFile, lines);
   }
 }
-
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));

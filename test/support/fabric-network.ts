@@ -34,9 +34,20 @@ export const channelName = 'mychannel';
 
 export function fabricNetworkHome(): string {
   const home = process.env.FABRIC_HOME ?? path.resolve(repoRoot, '../shared/tools/fabric-2.5.12');
-  for (const required of ['bin/peer', 'bin/orderer', 'bin/cryptogen', 'bin/configtxgen', 'bin/osnadmin', 'ccaas-builder/bin/build', 'sampleconfig/core.yaml', 'network-config/configtx.yaml']) {
+  for (const required of [
+    'bin/peer',
+    'bin/orderer',
+    'bin/cryptogen',
+    'bin/configtxgen',
+    'bin/osnadmin',
+    'ccaas-builder/bin/build',
+    'sampleconfig/core.yaml',
+    'network-config/configtx.yaml',
+  ]) {
     if (!existsSync(path.join(home, required))) {
-      throw new Error(`Fabric release incomplete: ${path.join(home, required)} is missing (set FABRIC_HOME to a Fabric 2.5 release with bin/, sampleconfig/, ccaas-builder/ and network-config/)`);
+      throw new Error(
+        `Fabric release incomplete: ${path.join(home, required)} is missing (set FABRIC_HOME to a Fabric 2.5 release with bin/, sampleconfig/, ccaas-builder/ and network-config/)`,
+      );
     }
   }
   return home;
@@ -250,12 +261,30 @@ export class FabricNetwork {
     const admin = path.join(this.orgs, 'ordererOrganizations/example.com/users/Admin@example.com/tls');
     await run(
       this.bin('osnadmin'),
-      ['channel', 'join', '--channelID', channelName, '--config-block', block, '-o', `127.0.0.1:${this.ports.ordererAdmin}`, '--ca-file', this.ordererTlsCa,
-        '--client-cert', path.join(admin, 'client.crt'), '--client-key', path.join(admin, 'client.key')],
+      [
+        'channel',
+        'join',
+        '--channelID',
+        channelName,
+        '--config-block',
+        block,
+        '-o',
+        `127.0.0.1:${this.ports.ordererAdmin}`,
+        '--ca-file',
+        this.ordererTlsCa,
+        '--client-cert',
+        path.join(admin, 'client.crt'),
+        '--client-key',
+        path.join(admin, 'client.key'),
+      ],
       { env: { PATH: process.env.PATH }, timeout: 30_000 },
     );
     const daemon = this.ordererDaemon ?? undefined;
-    await waitFor('the orderer to become raft leader of mychannel', () => daemon?.output().includes('Start accepting requests as Raft leader') ?? false, daemon);
+    await waitFor(
+      'the orderer to become raft leader of mychannel',
+      () => daemon?.output().includes('Start accepting requests as Raft leader') ?? false,
+      daemon,
+    );
   }
 
   async startPeer(): Promise<void> {
@@ -290,7 +319,10 @@ export class FabricNetwork {
   }
 
   private async launchPeer(): Promise<void> {
-    this.peerDaemon = startDaemon('peer', path.join(this.dir, 'peer.log'), this.bin('peer'), ['node', 'start'], { cwd: path.join(this.dir, 'peer'), env: this.peerEnv });
+    this.peerDaemon = startDaemon('peer', path.join(this.dir, 'peer.log'), this.bin('peer'), ['node', 'start'], {
+      cwd: path.join(this.dir, 'peer'),
+      env: this.peerEnv,
+    });
     // /healthz answers before the gRPC port is bound: wait for the port itself.
     await waitForPort(this.ports.peer, this.peerDaemon);
   }
@@ -326,10 +358,43 @@ export class FabricNetwork {
     const csr = path.join(dir, 'server.csr');
     const cert = path.join(dir, 'server.crt');
     const ext = path.join(dir, 'server.ext');
-    await run('openssl', ['req', '-new', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', key, '-out', csr, '-subj', `/O=org1.example.com/CN=${name}`]);
-    await writeFile(ext, 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1,DNS:localhost\n');
+    await run('openssl', [
+      'req',
+      '-new',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      key,
+      '-out',
+      csr,
+      '-subj',
+      `/O=org1.example.com/CN=${name}`,
+    ]);
+    await writeFile(
+      ext,
+      'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1,DNS:localhost\n',
+    );
     const tlsca = path.join(this.peerOrg, 'tlsca');
-    await run('openssl', ['x509', '-req', '-in', csr, '-CA', this.peerTlsCa, '-CAkey', path.join(tlsca, 'priv_sk'), '-CAcreateserial', '-days', '30', '-extfile', ext, '-out', cert]);
+    await run('openssl', [
+      'x509',
+      '-req',
+      '-in',
+      csr,
+      '-CA',
+      this.peerTlsCa,
+      '-CAkey',
+      path.join(tlsca, 'priv_sk'),
+      '-CAcreateserial',
+      '-days',
+      '30',
+      '-extfile',
+      ext,
+      '-out',
+      cert,
+    ]);
     return { cert, key, clientCa: this.peerTlsCa };
   }
 
@@ -360,8 +425,18 @@ export class FabricNetwork {
     await options.start(packageId);
     const common = ['--channelID', channelName, '--name', options.name, '--version', '1.0', '--sequence', '1'];
     await this.peerCli(['lifecycle', 'chaincode', 'approveformyorg', ...this.ordererArgs(), ...common, '--package-id', packageId, '--waitForEvent']);
-    await this.peerCli(['lifecycle', 'chaincode', 'commit', ...this.ordererArgs(), ...common, '--waitForEvent',
-      '--peerAddresses', `127.0.0.1:${this.ports.peer}`, '--tlsRootCertFiles', this.peerTlsCa]);
+    await this.peerCli([
+      'lifecycle',
+      'chaincode',
+      'commit',
+      ...this.ordererArgs(),
+      ...common,
+      '--waitForEvent',
+      '--peerAddresses',
+      `127.0.0.1:${this.ports.peer}`,
+      '--tlsRootCertFiles',
+      this.peerTlsCa,
+    ]);
     return { name: options.name, label, packageId };
   }
 
@@ -543,7 +618,11 @@ export function startChaincodeServer(options: {
 }): Daemon {
   const args = [options.project.shimCli, 'server', `--chaincode-address=127.0.0.1:${options.port}`, `--chaincode-id=${options.packageId}`];
   if (options.tls) {
-    args.push(`--chaincode-tls-cert-file=${options.tls.cert}`, `--chaincode-tls-key-file=${options.tls.key}`, `--chaincode-tls-client-cacert-file=${options.tls.clientCa}`);
+    args.push(
+      `--chaincode-tls-cert-file=${options.tls.cert}`,
+      `--chaincode-tls-key-file=${options.tls.key}`,
+      `--chaincode-tls-client-cacert-file=${options.tls.clientCa}`,
+    );
   }
   return startDaemon(options.name, options.logFile, process.execPath, args, {
     cwd: options.moduleDir ?? options.project.projectDir,

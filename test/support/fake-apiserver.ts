@@ -188,7 +188,9 @@ export class FakeApiServer {
   /** Sends a BOOKMARK with the current resourceVersion on every open watch. */
   sendBookmarks(): void {
     for (const watch of this.watches) {
-      watch.res.write(`${JSON.stringify({ type: 'BOOKMARK', object: { kind: 'ConfigMap', apiVersion: 'v1', metadata: { resourceVersion: String(this.rv) } } })}\n`);
+      watch.res.write(
+        `${JSON.stringify({ type: 'BOOKMARK', object: { kind: 'ConfigMap', apiVersion: 'v1', metadata: { resourceVersion: String(this.rv) } } })}\n`,
+      );
     }
   }
 
@@ -307,7 +309,9 @@ export class FakeApiServer {
     res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' });
     if (from < this.oldestRv) {
       // What the API server does: 200, one ERROR event with a 410 Status, then the end.
-      res.end(`${JSON.stringify({ type: 'ERROR', object: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: `too old resource version: ${from} (${this.oldestRv})`, reason: 'Expired', code: 410 } })}\n`);
+      res.end(
+        `${JSON.stringify({ type: 'ERROR', object: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: `too old resource version: ${from} (${this.oldestRv})`, reason: 'Expired', code: 410 } })}\n`,
+      );
       return;
     }
     for (const change of this.history) {
@@ -317,7 +321,13 @@ export class FakeApiServer {
     this.watches.add(watch);
     let timer: NodeJS.Timeout | undefined;
     if (this.bookmarkIntervalMs > 0 && url.searchParams.get('allowWatchBookmarks') === 'true') {
-      timer = setInterval(() => res.write(`${JSON.stringify({ type: 'BOOKMARK', object: { kind: 'ConfigMap', apiVersion: 'v1', metadata: { resourceVersion: String(this.rv) } } })}\n`), this.bookmarkIntervalMs);
+      timer = setInterval(
+        () =>
+          res.write(
+            `${JSON.stringify({ type: 'BOOKMARK', object: { kind: 'ConfigMap', apiVersion: 'v1', metadata: { resourceVersion: String(this.rv) } } })}\n`,
+          ),
+        this.bookmarkIntervalMs,
+      );
     }
     req.on('close', () => {
       clearInterval(timer);

@@ -143,8 +143,27 @@ async function issueCertificate(
   await writeExtensionFile(extFile, usage);
   await openssl(['req', '-new', ...(keyType === 'rsa' ? rsaKeyArgs : ecKeyArgs), '-keyout', key, '-out', csr, '-subj', subject], dir);
   await openssl(
-    ['x509', '-req', '-in', csr, '-CA', issuer.cert, '-CAkey', issuer.key, '-set_serial', randomSerial(),
-      '-days', String(days), '-sha256', '-extfile', extFile, '-extensions', 'ext', '-out', cert],
+    [
+      'x509',
+      '-req',
+      '-in',
+      csr,
+      '-CA',
+      issuer.cert,
+      '-CAkey',
+      issuer.key,
+      '-set_serial',
+      randomSerial(),
+      '-days',
+      String(days),
+      '-sha256',
+      '-extfile',
+      extFile,
+      '-extensions',
+      'ext',
+      '-out',
+      cert,
+    ],
     dir,
   );
   await Promise.all([rm(csr), rm(extFile)]);
@@ -182,8 +201,27 @@ async function issueExpiredCertificate(dir: string, name: string, issuer: KeyPai
   );
   await openssl(['req', '-new', ...ecKeyArgs, '-keyout', key, '-out', csr, '-subj', subject], dir);
   await openssl(
-    ['ca', '-batch', '-notext', '-config', config, '-cert', issuer.cert, '-keyfile', issuer.key, '-in', csr, '-out', cert,
-      '-startdate', '20200101000000Z', '-enddate', '20200131000000Z', '-extensions', 'ext'],
+    [
+      'ca',
+      '-batch',
+      '-notext',
+      '-config',
+      config,
+      '-cert',
+      issuer.cert,
+      '-keyfile',
+      issuer.key,
+      '-in',
+      csr,
+      '-out',
+      cert,
+      '-startdate',
+      '20200101000000Z',
+      '-enddate',
+      '20200131000000Z',
+      '-extensions',
+      'ext',
+    ],
     dir,
   );
   await rm(caDir, { recursive: true });

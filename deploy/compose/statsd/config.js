@@ -11,4 +11,4 @@
   dumpMessages: true,
   backends: [],
   flushInterval: 10000,
-})
+});

@@ -10,8 +10,7 @@ export const operations = enableChaincodeOperations();
 const maintenanceFile = process.env.KV_MAINTENANCE_FILE;
 if (maintenanceFile) {
   operations.registerChecker('kv.maintenance', {
-    check: async () =>
-      existsSync(maintenanceFile) ? { ok: false, reason: `maintenance: ${readFileSync(maintenanceFile, 'utf8').trim()}` } : { ok: true },
+    check: async () => (existsSync(maintenanceFile) ? { ok: false, reason: `maintenance: ${readFileSync(maintenanceFile, 'utf8').trim()}` } : { ok: true }),
   });
 }
 

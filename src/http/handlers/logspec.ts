@@ -40,15 +40,11 @@ export function previewJson(value: unknown, depth = 0): string {
   const text = ((): string => {
     if (typeof value === 'string') return JSON.stringify(clip(value, 40));
     if (value === null || typeof value !== 'object') return String(value);
-    const entries: Array<[string | null, unknown]> = Array.isArray(value)
-      ? value.map((item): [null, unknown] => [null, item])
-      : Object.entries(value);
+    const entries: Array<[string | null, unknown]> = Array.isArray(value) ? value.map((item): [null, unknown] => [null, item]) : Object.entries(value);
     const [open, close] = Array.isArray(value) ? ['[', ']'] : ['{', '}'];
     if (entries.length === 0) return `${open}${close}`;
     if (depth >= 2) return `${open}…${close}`;
-    const shown = entries
-      .slice(0, 3)
-      .map(([key, item]) => (key === null ? '' : `${JSON.stringify(clip(key, 20))}:`) + previewJson(item, depth + 1));
+    const shown = entries.slice(0, 3).map(([key, item]) => (key === null ? '' : `${JSON.stringify(clip(key, 20))}:`) + previewJson(item, depth + 1));
     if (entries.length > 3) shown.push('…');
     return `${open}${shown.join(',')}${close}`;
   })();

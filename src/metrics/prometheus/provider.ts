@@ -19,11 +19,7 @@ import { negotiateFormat, render, type Family } from './exposition';
  * `_total`). The same numbers are in `nodejs_active_handles`, `nodejs_active_requests`
  * and `nodejs_active_resources`, by type.
  */
-export const droppedDefaultMetrics: readonly string[] = [
-  'nodejs_active_handles_total',
-  'nodejs_active_requests_total',
-  'nodejs_active_resources_total',
-];
+export const droppedDefaultMetrics: readonly string[] = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'];
 
 /**
  * The name a counter is exposed under: Prometheus' `_total` convention (which promtool
@@ -58,8 +54,10 @@ export class PrometheusProvider implements MetricsProvider {
     const definition = defineMetric('counter', options);
     return this.table.getOrCreate(definition, () => {
       const exposedName = counterExpositionName(definition.fqName);
-      const counter = this.register(definition, exposedName, (registers) =>
-        new PromCounter({ name: exposedName, help: definition.help, labelNames: definition.labelNames, registers }),
+      const counter = this.register(
+        definition,
+        exposedName,
+        (registers) => new PromCounter({ name: exposedName, help: definition.help, labelNames: definition.labelNames, registers }),
       );
       return counterHandle(
         new MetricCore<CounterSeries>(definition, (labels: BoundLabels) => {
@@ -73,8 +71,10 @@ export class PrometheusProvider implements MetricsProvider {
   newGauge(options: MetricOptions): Gauge {
     const definition = defineMetric('gauge', options);
     return this.table.getOrCreate(definition, () => {
-      const gauge = this.register(definition, definition.fqName, (registers) =>
-        new PromGauge({ name: definition.fqName, help: definition.help, labelNames: definition.labelNames, registers }),
+      const gauge = this.register(
+        definition,
+        definition.fqName,
+        (registers) => new PromGauge({ name: definition.fqName, help: definition.help, labelNames: definition.labelNames, registers }),
       );
       return gaugeHandle(
         new MetricCore<GaugeSeries>(definition, (labels: BoundLabels) => {
@@ -88,14 +88,17 @@ export class PrometheusProvider implements MetricsProvider {
   newHistogram(options: HistogramOptions): Histogram {
     const definition = defineMetric('histogram', options);
     return this.table.getOrCreate(definition, () => {
-      const histogram = this.register(definition, definition.fqName, (registers) =>
-        new PromHistogram({
-          name: definition.fqName,
-          help: definition.help,
-          labelNames: definition.labelNames,
-          buckets: [...definition.buckets],
-          registers,
-        }),
+      const histogram = this.register(
+        definition,
+        definition.fqName,
+        (registers) =>
+          new PromHistogram({
+            name: definition.fqName,
+            help: definition.help,
+            labelNames: definition.labelNames,
+            buckets: [...definition.buckets],
+            registers,
+          }),
       );
       return histogramHandle(
         new MetricCore<HistogramSeries>(definition, (labels: BoundLabels) => {
@@ -115,9 +118,7 @@ export class PrometheusProvider implements MetricsProvider {
   /** Names are checked across our metrics and prom-client's defaults (a counter `x` and a gauge `x_total` collide). */
   private register<M>(definition: MetricDefinition, exposedName: string, create: (registers: Registry[]) => M): M {
     if (this.registry.getSingleMetric(exposedName) !== undefined) {
-      throw new MetricOptionsError(
-        `${definition.description}: the Prometheus name '${exposedName}' is already taken by another metric in this registry`,
-      );
+      throw new MetricOptionsError(`${definition.description}: the Prometheus name '${exposedName}' is already taken by another metric in this registry`);
     }
     return create([this.registry]);
   }

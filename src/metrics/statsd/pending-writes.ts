@@ -21,11 +21,7 @@ export class PendingWrites {
    * Starts a write of `bytes` unless that would pass the cap. `start` must call `complete`
    * once; `done` gets its outcome (or the refusal, at once).
    */
-  write(
-    bytes: number,
-    start: (complete: (error: Error | null) => void) => void,
-    done: (error: Error | null) => void,
-  ): void {
+  write(bytes: number, start: (complete: (error: Error | null) => void) => void, done: (error: Error | null) => void): void {
     if (this.pendingBytes > 0 && this.pendingBytes + bytes > this.maxBytes) {
       done(new Error(`send buffer full (${this.pendingBytes} bytes not yet written, limit ${this.maxBytes})`));
       return;

@@ -15,9 +15,7 @@ export class StatsdProvider implements MetricsProvider {
   newCounter(options: MetricOptions): Counter {
     const definition = defineMetric('counter', options);
     return this.table.getOrCreate(definition, () =>
-      counterHandle(
-        new MetricCore<CounterSeries>(definition, (labels) => this.aggregator.counter(definition.statsdName.format(labels))),
-      ),
+      counterHandle(new MetricCore<CounterSeries>(definition, (labels) => this.aggregator.counter(definition.statsdName.format(labels)))),
     );
   }
 
@@ -31,9 +29,7 @@ export class StatsdProvider implements MetricsProvider {
   newHistogram(options: HistogramOptions): Histogram {
     const definition = defineMetric('histogram', options);
     return this.table.getOrCreate(definition, () =>
-      histogramHandle(
-        new MetricCore<HistogramSeries>(definition, (labels) => this.aggregator.timing(definition.statsdName.format(labels))),
-      ),
+      histogramHandle(new MetricCore<HistogramSeries>(definition, (labels) => this.aggregator.timing(definition.statsdName.format(labels)))),
     );
   }
 }

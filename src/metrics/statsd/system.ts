@@ -144,10 +144,10 @@ export class StatsdMetricsSystem implements MetricsSystem {
         if (!this.transport.connected && this.outage === null) {
           this.outage = { since: this.startedAt, atStart: true, announced: true, droppedLines: 0, droppedPackets: 0 };
         }
-        this.logger.warn(
-          `statsd: the daemon at ${description} is unreachable (${reachability.reason}); metrics are dropped until it answers`,
-          { address: description, reason: reachability.reason },
-        );
+        this.logger.warn(`statsd: the daemon at ${description} is unreachable (${reachability.reason}); metrics are dropped until it answers`, {
+          address: description,
+          reason: reachability.reason,
+        });
       }
       return reachability;
     });
@@ -209,7 +209,9 @@ export class StatsdMetricsSystem implements MetricsSystem {
     const lines = this.totals.droppedLines - outage.droppedLines;
     const packets = this.totals.droppedPackets - outage.droppedPackets;
     const downMs = now - outage.since;
-    const what = outage.atStart ? `connected to ${description} after ${formatDuration(downMs)} unreachable since start` : `reconnected to ${description} after ${formatDuration(downMs)} down`;
+    const what = outage.atStart
+      ? `connected to ${description} after ${formatDuration(downMs)} unreachable since start`
+      : `reconnected to ${description} after ${formatDuration(downMs)} down`;
     this.logger.info(`statsd: ${what}; ${lines} metric lines in ${packets} packets dropped meanwhile, ${this.totals.droppedLines} since start`, {
       address: description,
       downMs,
@@ -234,13 +236,16 @@ export class StatsdMetricsSystem implements MetricsSystem {
       parts.push(`dropped ${report.lines} metric lines in ${report.packets} packets for ${this.transport.description} (${report.reason})`);
     }
     if (report.rejected > 0) parts.push(`dropped ${report.rejected} negative histogram observations (not a StatsD timing)`);
-    this.logger.warn(`statsd: ${parts.join('; ')}; ${this.totals.droppedLines} lines dropped since start${suppressedNote(allowed, 'held back and counted here')}`, {
-      droppedLines: report.lines,
-      droppedPackets: report.packets,
-      rejectedObservations: report.rejected,
-      totalDroppedLines: this.totals.droppedLines,
-      suppressedWarnings: allowed.suppressed,
-    });
+    this.logger.warn(
+      `statsd: ${parts.join('; ')}; ${this.totals.droppedLines} lines dropped since start${suppressedNote(allowed, 'held back and counted here')}`,
+      {
+        droppedLines: report.lines,
+        droppedPackets: report.packets,
+        rejectedObservations: report.rejected,
+        totalDroppedLines: this.totals.droppedLines,
+        suppressedWarnings: allowed.suppressed,
+      },
+    );
   }
 
   /** Stops the timer, sends a final flush, waits (bounded) for it to be written, closes. */

@@ -76,7 +76,10 @@ describe('ChaincodeServerState.check', () => {
     const server = state.serverStarting('127.0.0.1:9999');
     expect(state.check(undefined)).toEqual({ ok: false, reason: 'the chaincode server is not listening yet on 127.0.0.1:9999' });
     state.serverFailed(server, new Error('No address added out of total 1 resolved'));
-    expect(state.check(undefined)).toEqual({ ok: false, reason: 'the chaincode server could not listen on 127.0.0.1:9999: No address added out of total 1 resolved' });
+    expect(state.check(undefined)).toEqual({
+      ok: false,
+      reason: 'the chaincode server could not listen on 127.0.0.1:9999: No address added out of total 1 resolved',
+    });
   });
 
   test('no peer: fine within the registration time, failing after it', () => {
@@ -85,7 +88,10 @@ describe('ChaincodeServerState.check', () => {
     now += 30_000;
     expect(state.check(undefined)).toEqual({ ok: true });
     now += 1;
-    expect(state.check(undefined)).toEqual({ ok: false, reason: 'no peer has connected and registered within 30s of the chaincode server listening on 0.0.0.0:9999' });
+    expect(state.check(undefined)).toEqual({
+      ok: false,
+      reason: 'no peer has connected and registered within 30s of the chaincode server listening on 0.0.0.0:9999',
+    });
   });
 
   test('a peer that connects but does not register, then registers, then goes away', () => {
@@ -101,7 +107,8 @@ describe('ChaincodeServerState.check', () => {
     now += 2500;
     expect(state.check(undefined)).toEqual({
       ok: false,
-      reason: 'no peer is connected: the stream from the peer at ipv4:10.0.0.7:51234 ended 2.5s ago (cancelled: the connection to the peer was lost); a peer connects again when it next runs this chaincode',
+      reason:
+        'no peer is connected: the stream from the peer at ipv4:10.0.0.7:51234 ended 2.5s ago (cancelled: the connection to the peer was lost); a peer connects again when it next runs this chaincode',
     });
     state.streamReady(state.streamOpened('ipv4:10.0.0.7:51300'));
     expect(state.check(undefined)).toEqual({ ok: true });
@@ -132,7 +139,9 @@ describe('chaincode settings', () => {
     });
     expect(chaincodeHealthSettings({ stuckTimeoutMs: 1000 }, { FABRIC_OPS_CHAINCODE_STUCK_TIMEOUT: '45s' }).stuckTimeoutMs).toBe(1000);
     expect(() => chaincodeHealthSettings({}, { FABRIC_OPS_CHAINCODE_STUCK_TIMEOUT: '45' })).toThrow(ConfigError);
-    expect(() => chaincodeHealthSettings({}, { FABRIC_OPS_CHAINCODE_STUCK_TIMEOUT: '45' })).toThrow(/^FABRIC_OPS_CHAINCODE_STUCK_TIMEOUT: "45" is not a duration/);
+    expect(() => chaincodeHealthSettings({}, { FABRIC_OPS_CHAINCODE_STUCK_TIMEOUT: '45' })).toThrow(
+      /^FABRIC_OPS_CHAINCODE_STUCK_TIMEOUT: "45" is not a duration/,
+    );
   });
 
   test('chaincode defaults (prometheus, no runtime checker) only with the embedded configuration, explicit variables win', () => {

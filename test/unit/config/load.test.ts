@@ -31,7 +31,7 @@ Operations:
 `;
 
 describe('loadConfig with a config file', () => {
-  it('detects the peer dialect and resolves relative paths against the file\'s directory', () => {
+  it("detects the peer dialect and resolves relative paths against the file's directory", () => {
     const dir = makeTempDir();
     const file = writeFile(dir, 'conf/peer-ops.yaml', peerYaml);
     const { config, source } = loadConfig({ configFile: file, env: {} });
@@ -48,7 +48,7 @@ describe('loadConfig with a config file', () => {
     expect(config.organizationCAs.dirs).toEqual([path.join(dir, 'conf/msp/cacerts'), path.join(dir, 'conf/msp/tlscacerts')]);
   });
 
-  it('detects the orderer dialect and resolves relative paths against the file\'s directory', () => {
+  it("detects the orderer dialect and resolves relative paths against the file's directory", () => {
     const dir = makeTempDir();
     const file = writeFile(dir, 'orderer.yaml', ordererYaml);
     const { config, source } = loadConfig({ configFile: file, env: {} });
@@ -70,7 +70,7 @@ describe('loadConfig with a config file', () => {
     expect(config.configFile).toBe(file);
   });
 
-  it('applies environment overrides over the file, relative paths from them resolving against the file\'s directory', () => {
+  it("applies environment overrides over the file, relative paths from them resolving against the file's directory", () => {
     const dir = makeTempDir();
     const file = writeFile(dir, 'core.yaml', peerYaml);
     const { config } = loadConfig({
@@ -111,7 +111,7 @@ describe('loadConfig with a config file', () => {
     ]);
   });
 
-  it('refuses a --dialect that the file\'s keys contradict', () => {
+  it("refuses a --dialect that the file's keys contradict", () => {
     const dir = makeTempDir();
     const file = writeFile(dir, 'orderer.yaml', ordererYaml);
     expect(problemsOf(() => loadConfig({ configFile: file, dialect: 'peer', env: {} }))).toEqual([
@@ -142,7 +142,11 @@ describe('loadConfig with a config file', () => {
 
   it('reports the configuration problems of the file, all of them', () => {
     const dir = makeTempDir();
-    const file = writeFile(dir, 'orderer.yaml', 'Operations: { ListenAddress: "8443", TLS: { Enabled: true, Certificate: c, PrivateKey: k, ClientRootCAs: [ca] } }\nMetrics: { Provider: prometeus }\n');
+    const file = writeFile(
+      dir,
+      'orderer.yaml',
+      'Operations: { ListenAddress: "8443", TLS: { Enabled: true, Certificate: c, PrivateKey: k, ClientRootCAs: [ca] } }\nMetrics: { Provider: prometeus }\n',
+    );
     expect(problemsOf(() => loadConfig({ configFile: file, env: {} }))).toEqual([
       'Operations.ListenAddress: "8443" is not host:port',
       'Metrics.Provider: must be one of prometheus, statsd, disabled; got "prometeus"',
@@ -190,7 +194,9 @@ describe('loadConfig through $FABRIC_CFG_PATH', () => {
       `FABRIC_CFG_PATH=${dir}: no orderer.yaml in ${dir} (for the orderer dialect)`,
     ]);
     const missing = path.join(dir, 'missing');
-    expect(problemsOf(() => loadConfig({ env: { FABRIC_CFG_PATH: missing } }))).toEqual([`FABRIC_CFG_PATH=${missing}: neither core.yaml nor orderer.yaml in ${missing}`]);
+    expect(problemsOf(() => loadConfig({ env: { FABRIC_CFG_PATH: missing } }))).toEqual([
+      `FABRIC_CFG_PATH=${missing}: neither core.yaml nor orderer.yaml in ${missing}`,
+    ]);
   });
 
   it('refuses a core.yaml that holds an orderer configuration', () => {

@@ -26,7 +26,12 @@ describe('the connection cap: operations.maxConnections / Operations.MaxConnecti
     ['peer', 'operations: { maxConnections: 0 }', {}, 'operations.maxConnections: must be a whole number from 1 to 1000000; got "0"'],
     ['peer', 'operations: { maxConnections: -5 }', {}, 'operations.maxConnections: must be a whole number from 1 to 1000000; got "-5"'],
     ['orderer', 'Operations: { MaxConnections: 1.5 }', {}, 'Operations.MaxConnections: must be a whole number from 1 to 1000000; got "1.5"'],
-    ['orderer', '', { ORDERER_OPERATIONS_MAXCONNECTIONS: 'lots' }, 'Operations.MaxConnections (from ORDERER_OPERATIONS_MAXCONNECTIONS): must be a whole number from 1 to 1000000; got "lots"'],
+    [
+      'orderer',
+      '',
+      { ORDERER_OPERATIONS_MAXCONNECTIONS: 'lots' },
+      'Operations.MaxConnections (from ORDERER_OPERATIONS_MAXCONNECTIONS): must be a whole number from 1 to 1000000; got "lots"',
+    ],
     ['peer', 'operations: { maxConnections: [1] }', {}, 'operations.maxConnections: must be a string; got a list'],
   ])('%s %j %j: refused naming the key', (dialect, yaml, env, problem) => {
     expect(problemsOf(() => normaliseYaml(dialect as 'peer' | 'orderer', yaml, env))).toEqual([problem]);

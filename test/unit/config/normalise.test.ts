@@ -38,7 +38,9 @@ describe('embedded defaults (no document)', () => {
 
 describe('reading the document', () => {
   it('treats YAML null / empty values as the default', () => {
-    const config = normaliseYaml('peer', `
+    const config = normaliseYaml(
+      'peer',
+      `
 operations:
   listenAddress:
   tls:
@@ -48,25 +50,32 @@ operations:
     clientRootCAs:
 metrics:
   statsd:
-`);
+`,
+    );
     expect(config.operations.listen).toEqual({ host: '127.0.0.1', port: 9443 });
     expect(config.operations.tls).toMatchObject({ enabled: false, certFile: '', clientRootCAFiles: [] });
   });
 
   it('ignores every other section and unknown keys in the sections it reads', () => {
-    const config = normaliseYaml('orderer', `
+    const config = normaliseYaml(
+      'orderer',
+      `
 General: { ListenPort: 7050, Keepalive: { ServerMinInterval: 60s } }
 Consensus: { WALDir: /x }
 Operations: { ListenAddress: ":7443", Unknown: [1, 2] }
-`);
+`,
+    );
     expect(config.operations.listen).toEqual({ host: '', port: 7443 });
   });
 
   it('matches keys case-insensitively, as viper does', () => {
-    const config = normaliseYaml('peer', `
+    const config = normaliseYaml(
+      'peer',
+      `
 operations: { ListenAddress: "127.0.0.1:1111", TLS: { Enabled: true, CERT: { file: c }, Key: { FILE: k }, clientrootcas: { Files: [ca] } } }
 metrics: { Provider: statsd }
-`);
+`,
+    );
     expect(config.operations.listen.port).toBe(1111);
     expect(config.operations.tls).toMatchObject({ enabled: true, certFile: '/etc/hyperledger/fabric/c', keyFile: '/etc/hyperledger/fabric/k' });
     expect(config.metrics.provider).toBe('statsd');
@@ -82,7 +91,9 @@ metrics: { Provider: statsd }
   });
 
   it('converts scalars as viper does: numbers to strings, "true"/"false" strings to booleans, a string to a whitespace-separated list', () => {
-    const config = normaliseYaml('peer', `
+    const config = normaliseYaml(
+      'peer',
+      `
 operations:
   tls:
     enabled: "True"
@@ -91,7 +102,8 @@ operations:
     clientAuthRequired: "false"
     clientRootCAs: { files: "a.crt  b.crt" }
 metrics: { statsd: { prefix: 7 } }
-`);
+`,
+    );
     expect(config.operations.tls).toEqual({
       enabled: true,
       certFile: '/etc/hyperledger/fabric/123',
@@ -104,12 +116,15 @@ metrics: { statsd: { prefix: 7 } }
   });
 
   it('resolves relative paths against the config directory and keeps absolute ones, in both dialects', () => {
-    const peer = normaliseYaml('peer', `
+    const peer = normaliseYaml(
+      'peer',
+      `
 operations:
   tls: { enabled: true, cert: { file: ops/tls.crt }, key: { file: /abs/tls.key }, clientRootCAs: { files: [../ca/client.crt, /abs/ca.crt] } }
 vm: { docker: { tls: { enabled: true, ca: { file: docker/ca.crt }, cert: { file: /d/tls.crt }, key: { file: docker/tls.key } } } }
 peer: { tls: { rootcert: { file: tls/ca.crt }, clientRootCAs: { files: [tls/client.crt] } }, mspConfigPath: msp }
-`);
+`,
+    );
     expect(peer.operations.tls).toMatchObject({
       certFile: '/etc/hyperledger/fabric/ops/tls.crt',
       keyFile: '/abs/tls.key',
@@ -126,10 +141,13 @@ peer: { tls: { rootcert: { file: tls/ca.crt }, clientRootCAs: { files: [tls/clie
       dirs: ['/etc/hyperledger/fabric/msp/cacerts', '/etc/hyperledger/fabric/msp/tlscacerts'],
     });
 
-    const orderer = normaliseYaml('orderer', `
+    const orderer = normaliseYaml(
+      'orderer',
+      `
 Operations: { TLS: { Enabled: true, Certificate: ops/tls.crt, PrivateKey: ops/tls.key, ClientRootCAs: [ops/ca.crt] } }
 General: { TLS: { RootCAs: [tls/ca.crt], ClientRootCAs: [/abs/client-ca.crt] }, LocalMSPDir: /var/msp }
-`);
+`,
+    );
     expect(orderer.operations.tls).toMatchObject({
       certFile: '/etc/hyperledger/fabric/ops/tls.crt',
       keyFile: '/etc/hyperledger/fabric/ops/tls.key',
@@ -148,9 +166,12 @@ General: { TLS: { RootCAs: [tls/ca.crt], ClientRootCAs: [/abs/client-ca.crt] }, 
   });
 
   it('reads a full statsd setup', () => {
-    const config = normaliseYaml('orderer', `
+    const config = normaliseYaml(
+      'orderer',
+      `
 Metrics: { Provider: statsd, Statsd: { Network: tcp, Address: "[::1]:9125", WriteInterval: 1m30s, Prefix: orderer1 } }
-`);
+`,
+    );
     expect(config.metrics).toEqual({
       provider: 'statsd',
       statsd: { network: 'tcp', address: { host: '::1', port: 9125 }, writeIntervalMs: 90000, prefix: 'orderer1.' },
@@ -275,7 +296,7 @@ describe('environment overrides, named as Fabric names them', () => {
     });
   });
 
-  it('ignores the other dialect\'s variables', () => {
+  it("ignores the other dialect's variables", () => {
     expect(normaliseYaml('orderer', '', { CORE_OPERATIONS_LISTENADDRESS: ':1' }).operations.listen.port).toBe(8443);
     expect(normaliseYaml('peer', '', { ORDERER_OPERATIONS_LISTENADDRESS: ':1' }).operations.listen.port).toBe(9443);
   });
@@ -286,7 +307,7 @@ describe('environment overrides, named as Fabric names them', () => {
     expect(config.metrics.provider).toBe('disabled');
   });
 
-  it('an empty list is [] (and an empty [] clears the file\'s list)', () => {
+  it("an empty list is [] (and an empty [] clears the file's list)", () => {
     const config = normaliseYaml('peer', 'operations: { healthCheck: { containerRuntime: { requiredConditions: [RuntimeReady] } } }', {
       CORE_OPERATIONS_HEALTHCHECK_CONTAINERRUNTIME_REQUIREDCONDITIONS: '[]',
     });
@@ -320,14 +341,23 @@ describe('health: the container runtime', () => {
   };
 
   it('peer, type unset: vm.endpoint registers docker, as Fabric does; no vm.endpoint registers none', () => {
-    expect(runtimeOf('peer', 'vm: { endpoint: "unix:///var/run/docker.sock" }')).toEqual({ type: 'docker', endpoint: 'unix:///var/run/docker.sock', key: 'vm.endpoint' });
+    expect(runtimeOf('peer', 'vm: { endpoint: "unix:///var/run/docker.sock" }')).toEqual({
+      type: 'docker',
+      endpoint: 'unix:///var/run/docker.sock',
+      key: 'vm.endpoint',
+    });
     expect(runtimeOf('peer', 'vm: { endpoint: "http://localhost:2375" }')).toEqual({ type: 'docker', endpoint: 'tcp://localhost:2375', key: 'vm.endpoint' });
     expect(runtimeOf('peer', 'vm: { endpoint: }')).toEqual({ type: 'none', endpoint: '', key: 'operations.healthCheck.containerRuntime.endpoint' });
   });
 
   it('peer, type none: no checker even with vm.endpoint set (the Kubernetes fix)', () => {
-    expect(runtimeOf('peer', 'vm: { endpoint: "unix:///var/run/docker.sock" }', { CORE_OPERATIONS_HEALTHCHECK_CONTAINERRUNTIME_TYPE: 'none' }).type).toBe('none');
-    expect(runtimeOf('peer', 'operations: { healthCheck: { containerRuntime: { type: none, endpoint: /x.sock } } }')).toMatchObject({ type: 'none', endpoint: '' });
+    expect(runtimeOf('peer', 'vm: { endpoint: "unix:///var/run/docker.sock" }', { CORE_OPERATIONS_HEALTHCHECK_CONTAINERRUNTIME_TYPE: 'none' }).type).toBe(
+      'none',
+    );
+    expect(runtimeOf('peer', 'operations: { healthCheck: { containerRuntime: { type: none, endpoint: /x.sock } } }')).toMatchObject({
+      type: 'none',
+      endpoint: '',
+    });
   });
 
   it('orderer, type unset: none', () => {
@@ -336,22 +366,37 @@ describe('health: the container runtime', () => {
 
   it('docker with no endpoint: vm.endpoint, else the usual Docker socket', () => {
     const docker = 'operations: { healthCheck: { containerRuntime: { type: docker } } }';
-    expect(runtimeOf('peer', `${docker}\nvm: { endpoint: "/custom/docker.sock" }`)).toEqual({ type: 'docker', endpoint: 'unix:///custom/docker.sock', key: 'vm.endpoint' });
+    expect(runtimeOf('peer', `${docker}\nvm: { endpoint: "/custom/docker.sock" }`)).toEqual({
+      type: 'docker',
+      endpoint: 'unix:///custom/docker.sock',
+      key: 'vm.endpoint',
+    });
     expect(runtimeOf('peer', docker)).toMatchObject({ type: 'docker', endpoint: 'unix:///var/run/docker.sock' });
-    expect(runtimeOf('orderer', 'Operations: { HealthCheck: { ContainerRuntime: { Type: docker } } }')).toMatchObject({ type: 'docker', endpoint: 'unix:///var/run/docker.sock' });
+    expect(runtimeOf('orderer', 'Operations: { HealthCheck: { ContainerRuntime: { Type: docker } } }')).toMatchObject({
+      type: 'docker',
+      endpoint: 'unix:///var/run/docker.sock',
+    });
   });
 
   it('docker with an endpoint uses it over vm.endpoint', () => {
-    expect(runtimeOf('peer', 'operations: { healthCheck: { containerRuntime: { type: docker, endpoint: "tcp://127.0.0.1:2375" } } }\nvm: { endpoint: /x.sock }')).toEqual({
+    expect(
+      runtimeOf('peer', 'operations: { healthCheck: { containerRuntime: { type: docker, endpoint: "tcp://127.0.0.1:2375" } } }\nvm: { endpoint: /x.sock }'),
+    ).toEqual({
       type: 'docker',
       endpoint: 'tcp://127.0.0.1:2375',
       key: 'operations.healthCheck.containerRuntime.endpoint',
     });
   });
 
-  it('cri with no endpoint: containerd\'s socket; auto with an endpoint', () => {
-    expect(runtimeOf('orderer', 'Operations: { HealthCheck: { ContainerRuntime: { Type: cri } } }')).toMatchObject({ type: 'cri', endpoint: 'unix:///run/containerd/containerd.sock' });
-    expect(runtimeOf('peer', 'operations: { healthCheck: { containerRuntime: { type: auto, endpoint: /run/crio/crio.sock } } }')).toMatchObject({ type: 'auto', endpoint: 'unix:///run/crio/crio.sock' });
+  it("cri with no endpoint: containerd's socket; auto with an endpoint", () => {
+    expect(runtimeOf('orderer', 'Operations: { HealthCheck: { ContainerRuntime: { Type: cri } } }')).toMatchObject({
+      type: 'cri',
+      endpoint: 'unix:///run/containerd/containerd.sock',
+    });
+    expect(runtimeOf('peer', 'operations: { healthCheck: { containerRuntime: { type: auto, endpoint: /run/crio/crio.sock } } }')).toMatchObject({
+      type: 'auto',
+      endpoint: 'unix:///run/crio/crio.sock',
+    });
   });
 
   it('refuses auto without an endpoint, a TCP endpoint for cri/auto, a bad endpoint, an unknown type, and an endpoint without a type', () => {
@@ -367,16 +412,19 @@ describe('health: the container runtime', () => {
     expect(problemsOf(() => normaliseYaml('orderer', 'Operations: { HealthCheck: { ContainerRuntime: { Type: podman } } }'))).toEqual([
       'Operations.HealthCheck.ContainerRuntime.Type: must be one of none, docker, cri, auto (or empty); got "podman"',
     ]);
-    expect(problemsOf(() => normaliseYaml('peer', 'operations: { healthCheck: { containerRuntime: { endpoint: /run/containerd/containerd.sock } } }'))).toEqual([
-      'operations.healthCheck.containerRuntime.endpoint: is set but operations.healthCheck.containerRuntime.type is empty; set it to docker, cri or auto',
-    ]);
+    expect(problemsOf(() => normaliseYaml('peer', 'operations: { healthCheck: { containerRuntime: { endpoint: /run/containerd/containerd.sock } } }'))).toEqual(
+      ['operations.healthCheck.containerRuntime.endpoint: is set but operations.healthCheck.containerRuntime.type is empty; set it to docker, cri or auto'],
+    );
   });
 
   it('required conditions: a subset of RuntimeReady, NetworkReady, duplicates dropped', () => {
-    expect(normaliseYaml('peer', 'operations: { healthCheck: { containerRuntime: { requiredConditions: [NetworkReady, NetworkReady] } } }').health.containerRuntime.requiredConditions).toEqual(['NetworkReady']);
-    expect(problemsOf(() => normaliseYaml('orderer', 'Operations: { HealthCheck: { ContainerRuntime: { RequiredConditions: [RuntimeReady, PodReady] } } }'))).toEqual([
-      'Operations.HealthCheck.ContainerRuntime.RequiredConditions: "PodReady" is not a CRI condition; allowed: RuntimeReady, NetworkReady',
-    ]);
+    expect(
+      normaliseYaml('peer', 'operations: { healthCheck: { containerRuntime: { requiredConditions: [NetworkReady, NetworkReady] } } }').health.containerRuntime
+        .requiredConditions,
+    ).toEqual(['NetworkReady']);
+    expect(
+      problemsOf(() => normaliseYaml('orderer', 'Operations: { HealthCheck: { ContainerRuntime: { RequiredConditions: [RuntimeReady, PodReady] } } }')),
+    ).toEqual(['Operations.HealthCheck.ContainerRuntime.RequiredConditions: "PodReady" is not a CRI condition; allowed: RuntimeReady, NetworkReady']);
   });
 
   it('the checker timeout is a positive Go duration', () => {
@@ -401,10 +449,18 @@ const yamlBooleans =
   'accepted: y, Y, yes, Yes, YES, true, True, TRUE, on, On, ON, 1, t, T (true), n, N, no, No, NO, false, False, FALSE, off, Off, OFF, 0, f, F (false); ' +
   'quoted, only 1, t, T, TRUE, true, True, 0, f, F, FALSE, false, False';
 
-describe('problems, one line each, naming the dialect\'s own key', () => {
+describe("problems, one line each, naming the dialect's own key", () => {
   it.each([
-    ['peer', 'operations: { tls: { enabled: true, key: { file: k }, clientRootCAs: { files: [ca] } } }', 'operations.tls.cert.file: required when operations.tls.enabled is true'],
-    ['orderer', 'Operations: { TLS: { Enabled: true, Certificate: c, ClientRootCAs: [ca] } }', 'Operations.TLS.PrivateKey: required when Operations.TLS.Enabled is true'],
+    [
+      'peer',
+      'operations: { tls: { enabled: true, key: { file: k }, clientRootCAs: { files: [ca] } } }',
+      'operations.tls.cert.file: required when operations.tls.enabled is true',
+    ],
+    [
+      'orderer',
+      'Operations: { TLS: { Enabled: true, Certificate: c, ClientRootCAs: [ca] } }',
+      'Operations.TLS.PrivateKey: required when Operations.TLS.Enabled is true',
+    ],
     ['peer', 'metrics: { provider: prometeus }', 'metrics.provider: must be one of prometheus, statsd, disabled; got "prometeus"'],
     ['orderer', 'Metrics: { Provider: prometeus }', 'Metrics.Provider: must be one of prometheus, statsd, disabled; got "prometeus"'],
     ['orderer', 'Metrics: { Provider: Prometheus }', 'Metrics.Provider: must be one of prometheus, statsd, disabled; got "Prometheus"'],
@@ -416,7 +472,11 @@ describe('problems, one line each, naming the dialect\'s own key', () => {
     ['orderer', 'Metrics: { Provider: statsd, Statsd: { Network: sctp } }', 'Metrics.Statsd.Network: must be one of tcp, udp; got "sctp"'],
     ['orderer', 'Metrics: { Provider: statsd, Statsd: { Address: "localhost" } }', 'Metrics.Statsd.Address: "localhost" is not host:port'],
     ['peer', 'metrics: { provider: statsd, statsd: { address: "127.0.0.1:0" } }', 'metrics.statsd.address: port 0 in "127.0.0.1:0" is not in 1..65535'],
-    ['peer', 'metrics: { provider: statsd, statsd: { address: "127.0.0.1:65536" } }', 'metrics.statsd.address: port 65536 in "127.0.0.1:65536" is not in 1..65535'],
+    [
+      'peer',
+      'metrics: { provider: statsd, statsd: { address: "127.0.0.1:65536" } }',
+      'metrics.statsd.address: port 65536 in "127.0.0.1:65536" is not in 1..65535',
+    ],
     ['peer', 'operations: { listenAddress: [a, b] }', 'operations.listenAddress: must be a string; got a list'],
     ['orderer', 'Operations: { TLS: { Enabled: "yes" } }', `Operations.TLS.Enabled: must be true or false; got "yes"; ${yamlBooleans}`],
     ['orderer', 'Operations: { TLS: { Enabled: 2 } }', `Operations.TLS.Enabled: must be true or false; got number 2; ${yamlBooleans}`],
@@ -435,7 +495,11 @@ describe('problems, one line each, naming the dialect\'s own key', () => {
       'Operations.TLS.ClientRootCAs: required when Operations.TLS.Enabled is true (client certificates for /logspec and /metrics are verified against these CAs; without one nobody can use them)',
     ];
     expect(problemsOf(() => normaliseYaml('orderer', 'Operations: { TLS: { Enabled: true, Certificate: c, PrivateKey: k } }'))).toEqual(expected);
-    expect(problemsOf(() => normaliseYaml('orderer', 'Operations: { TLS: { Enabled: true, Certificate: c, PrivateKey: k, ClientAuthRequired: true, ClientRootCAs: [] } }'))).toEqual(expected);
+    expect(
+      problemsOf(() =>
+        normaliseYaml('orderer', 'Operations: { TLS: { Enabled: true, Certificate: c, PrivateKey: k, ClientAuthRequired: true, ClientRootCAs: [] } }'),
+      ),
+    ).toEqual(expected);
   });
 
   it('statsd keys are only checked when the provider is statsd; otherwise a bad one falls back to its default', () => {

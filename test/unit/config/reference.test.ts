@@ -34,8 +34,16 @@ describe('settingsReference', () => {
       'peer.tls.clientRootCAs.files',
       'peer.mspConfigPath',
     ]);
-    expect(peer.get('operations.tls.clientRootCAs.files')).toMatchObject({ environmentVariable: 'CORE_OPERATIONS_TLS_CLIENTROOTCAS_FILES', kind: 'list', defaultValue: [] });
-    expect(peer.get('operations.healthCheck.timeout')).toMatchObject({ environmentVariable: 'CORE_OPERATIONS_HEALTHCHECK_TIMEOUT', kind: 'string', defaultValue: '2s' });
+    expect(peer.get('operations.tls.clientRootCAs.files')).toMatchObject({
+      environmentVariable: 'CORE_OPERATIONS_TLS_CLIENTROOTCAS_FILES',
+      kind: 'list',
+      defaultValue: [],
+    });
+    expect(peer.get('operations.healthCheck.timeout')).toMatchObject({
+      environmentVariable: 'CORE_OPERATIONS_HEALTHCHECK_TIMEOUT',
+      kind: 'string',
+      defaultValue: '2s',
+    });
     expect(peer.get('peer.mspConfigPath')?.environmentVariable).toBe('CORE_PEER_MSPCONFIGPATH');
     expect(peer.get('vm.endpoint')?.environmentVariable).toBe('CORE_VM_ENDPOINT');
     expect(peer.get('metrics.statsd.writeInterval')?.defaultValue).toBe('10s');
@@ -44,7 +52,10 @@ describe('settingsReference', () => {
   it('lists every orderer key with its Fabric environment variable and default', () => {
     const orderer = new Map(settingsReference('orderer').map((setting) => [setting.key, setting]));
     expect(orderer.size).toBe(24);
-    expect(orderer.get('Operations.Kubernetes.LogspecConfigMap.Name')).toMatchObject({ environmentVariable: 'ORDERER_OPERATIONS_KUBERNETES_LOGSPECCONFIGMAP_NAME', defaultValue: '' });
+    expect(orderer.get('Operations.Kubernetes.LogspecConfigMap.Name')).toMatchObject({
+      environmentVariable: 'ORDERER_OPERATIONS_KUBERNETES_LOGSPECCONFIGMAP_NAME',
+      defaultValue: '',
+    });
     expect(orderer.get('Operations.TLS.Certificate')?.environmentVariable).toBe('ORDERER_OPERATIONS_TLS_CERTIFICATE');
     expect(orderer.get('Metrics.Statsd.Address')).toMatchObject({ environmentVariable: 'ORDERER_METRICS_STATSD_ADDRESS', defaultValue: '127.0.0.1:8125' });
     expect(orderer.get('Metrics.Statsd.WriteInterval')?.defaultValue).toBe('30s');

@@ -163,7 +163,12 @@ describe("Fabric's sample configuration files load unchanged", () => {
       },
     });
     expect(config.operations.listen).toEqual({ host: '0.0.0.0', port: 9443 });
-    expect(config.operations.tls).toMatchObject({ enabled: true, certFile: '/certs/ops/tls.crt', keyFile: '/certs/ops/tls.key', clientRootCAFiles: ['/certs/ops/client-ca.crt'] });
+    expect(config.operations.tls).toMatchObject({
+      enabled: true,
+      certFile: '/certs/ops/tls.crt',
+      keyFile: '/certs/ops/tls.key',
+      clientRootCAFiles: ['/certs/ops/client-ca.crt'],
+    });
     expect(config.metrics).toEqual({
       provider: 'statsd',
       statsd: { network: 'udp', address: { host: 'statsd.monitoring', port: 8125 }, writeIntervalMs: 10000, prefix: 'peer0.' },

@@ -76,9 +76,15 @@ describe('container runtime endpoints', () => {
   });
 
   it.each([
-    ['unix://var/run/docker.sock', '"unix://var/run/docker.sock" is not an absolute socket path (use unix:///path/to.sock, /path/to.sock, or tcp://host:port (docker only))'],
+    [
+      'unix://var/run/docker.sock',
+      '"unix://var/run/docker.sock" is not an absolute socket path (use unix:///path/to.sock, /path/to.sock, or tcp://host:port (docker only))',
+    ],
     ['docker.sock', '"docker.sock" is not an endpoint (use unix:///path/to.sock, /path/to.sock, or tcp://host:port (docker only))'],
-    ['npipe:////./pipe/docker_engine', '"npipe:////./pipe/docker_engine" is not an endpoint (use unix:///path/to.sock, /path/to.sock, or tcp://host:port (docker only))'],
+    [
+      'npipe:////./pipe/docker_engine',
+      '"npipe:////./pipe/docker_engine" is not an endpoint (use unix:///path/to.sock, /path/to.sock, or tcp://host:port (docker only))',
+    ],
     ['tcp://localhost', '"tcp://localhost" is not an endpoint: "localhost" is not host:port'],
     ['tcp://:2375', '"tcp://:2375" is not an endpoint: the host is missing'],
     ['tcp://h:0', '"tcp://h:0" is not an endpoint: port 0 in "h:0" is not in 1..65535'],

@@ -26,7 +26,7 @@ function problemsLoading(fileName: string, text: string): { file: string; proble
 }
 
 describe('YAML merge keys are applied as go-yaml v2 applies them', () => {
-  it('tls: {<<: *tlsdefaults, clientAuthRequired: false} turns TLS on with the anchor\'s files', () => {
+  it("tls: {<<: *tlsdefaults, clientAuthRequired: false} turns TLS on with the anchor's files", () => {
     const config = load(
       'core.yaml',
       `
@@ -111,7 +111,11 @@ Operations:
 describe('YAML constructs that are not applied are refused, naming the file and the line or key', () => {
   it.each([
     ['an unknown tag', 'operations:\n  tls:\n    enabled: !vault true\n', 'line 3, column 14: Unresolved tag: !vault'],
-    ['a tag from a %TAG directive', '%TAG !e! tag:example.com,2000:\n---\noperations: { tls: { enabled: !e!flag on } }\n', 'line 3, column 31: Unresolved tag: tag:example.com,2000:flag'],
+    [
+      'a tag from a %TAG directive',
+      '%TAG !e! tag:example.com,2000:\n---\noperations: { tls: { enabled: !e!flag on } }\n',
+      'line 3, column 31: Unresolved tag: tag:example.com,2000:flag',
+    ],
     ['!!binary', 'operations: { tls: { cert: { file: !!binary L2V0Yy9jZXJ0 } } }\n', 'line 1, column 36: Unresolved tag: !!binary'],
     ['!!set', 'operations: { tls: { clientRootCAs: { files: !!set { a.crt, b.crt } } } }\n', 'line 1, column 46: Unresolved tag: !!set'],
     ['!!omap', 'operations: !!omap [ listenAddress: ":1" ]\n', 'line 1, column 13: Unresolved tag: !!omap'],
@@ -136,7 +140,11 @@ describe('YAML constructs that are not applied are refused, naming the file and 
     ['a sequence as a key', 'operations:\n  ? [tls]\n  : { enabled: true }\n', 'operations: a key that is a sequence'],
     ['an empty key', 'operations:\n  tls:\n    : true\n', 'operations.tls: a key that is empty (null)'],
     ['keys that differ only in case', 'operations:\n  tls: { enabled: true, ENABLED: false }\n', 'operations.tls: keys "enabled" and "ENABLED" are one key'],
-    ['a merged key that differs only in case from an explicit one', 'd: &d { Enabled: true }\noperations:\n  tls: { <<: *d, enabled: false }\n', 'operations.tls: keys "Enabled" and "enabled" are one key'],
+    [
+      'a merged key that differs only in case from an explicit one',
+      'd: &d { Enabled: true }\noperations:\n  tls: { <<: *d, enabled: false }\n',
+      'operations.tls: keys "Enabled" and "enabled" are one key',
+    ],
     ['a number key and the same text', 'operations:\n  1: a\n  "1": b\n', 'operations: keys 1 and "1" are one key'],
     ['an alias of its own mapping', 'operations: &ops { again: *ops }\n', 'operations.again: an alias that contains itself'],
   ])('%s', (_what, text, detail) => {
@@ -170,7 +178,10 @@ describe('YAML aliases', () => {
   });
 
   it('ordinary aliases are read', () => {
-    const config = load('core.yaml', 'ca: &ca [ca1.crt, ca2.crt]\noperations:\n  tls: { clientRootCAs: { files: *ca } }\npeer:\n  tls: { clientRootCAs: { files: *ca } }\n');
+    const config = load(
+      'core.yaml',
+      'ca: &ca [ca1.crt, ca2.crt]\noperations:\n  tls: { clientRootCAs: { files: *ca } }\npeer:\n  tls: { clientRootCAs: { files: *ca } }\n',
+    );
     expect(config.operations.tls.clientRootCAFiles.map((file) => path.basename(file))).toEqual(['ca1.crt', 'ca2.crt']);
   });
 });
@@ -199,13 +210,34 @@ function nestedYaml(key: string, scalar: string): string {
 }
 
 const yamlTrue = ['y', 'Y', 'yes', 'Yes', 'YES', 'true', 'True', 'TRUE', 'on', 'On', 'ON', '1', 't', 'T', '"1"', '"t"', '"T"', '"TRUE"', '"true"', "'True'"];
-const yamlFalse = ['n', 'N', 'no', 'No', 'NO', 'false', 'False', 'FALSE', 'off', 'Off', 'OFF', '0', 'f', 'F', '"0"', '"f"', '"F"', '"FALSE"', '"false"', "'False'"];
+const yamlFalse = [
+  'n',
+  'N',
+  'no',
+  'No',
+  'NO',
+  'false',
+  'False',
+  'FALSE',
+  'off',
+  'Off',
+  'OFF',
+  '0',
+  'f',
+  'F',
+  '"0"',
+  '"f"',
+  '"F"',
+  '"FALSE"',
+  '"false"',
+  "'False'",
+];
 const yamlRefused = ['maybe', '"yes"', '"on"', "'Y'", 'tRUE', 'oN', '2', '-1', '0.5', '[true]', '{ x: true }', '" true"', '.inf'];
 const environmentTrue = ['1', 't', 'T', 'TRUE', 'true', 'True'];
 const environmentFalse = ['0', 'f', 'F', 'FALSE', 'false', 'False'];
 const environmentRefused = ['yes', 'on', 'y', 'tRUE', ' true', 'true ', '2', 'enabled'];
 
-describe.each(['peer', 'orderer'] as const)('boolean keys of the %s dialect accept exactly Fabric\'s spellings', (dialect: Dialect) => {
+describe.each(['peer', 'orderer'] as const)("boolean keys of the %s dialect accept exactly Fabric's spellings", (dialect: Dialect) => {
   const definition = dialectDefinition(dialect);
   const booleanKeys = settingsReference(dialect).filter((setting) => setting.kind === 'boolean');
 
@@ -226,18 +258,31 @@ describe.each(['peer', 'orderer'] as const)('boolean keys of the %s dialect acce
     for (const spelling of yamlFalse) expect([spelling, readBoolean(key, spelling)]).toEqual([spelling, { value: false, problems: [] }]);
     for (const spelling of yamlRefused) {
       const read = readBoolean(key, spelling);
-      expect([spelling, read.problems]).toEqual([spelling, [expect.stringMatching(new RegExp(`^${key.replace(/\./g, '\\.')}: must be true or false; got .*; accepted: y, Y, yes, Yes, YES, true, True, TRUE, on, On, ON, 1, t, T \\(true\\), n, N, no, No, NO, false, False, FALSE, off, Off, OFF, 0, f, F \\(false\\)`))]]);
+      expect([spelling, read.problems]).toEqual([
+        spelling,
+        [
+          expect.stringMatching(
+            new RegExp(
+              `^${key.replace(/\./g, '\\.')}: must be true or false; got .*; accepted: y, Y, yes, Yes, YES, true, True, TRUE, on, On, ON, 1, t, T \\(true\\), n, N, no, No, NO, false, False, FALSE, off, Off, OFF, 0, f, F \\(false\\)`,
+            ),
+          ),
+        ],
+      ]);
     }
   });
 
   it.each(booleanKeys.map((setting) => setting.key))('%s from the environment', (key) => {
     const variable = environmentVariableFor(definition.envPrefix, key);
-    for (const spelling of environmentTrue) expect([spelling, readBoolean(key, 'false', { [variable]: spelling })]).toEqual([spelling, { value: true, problems: [] }]);
-    for (const spelling of environmentFalse) expect([spelling, readBoolean(key, 'true', { [variable]: spelling })]).toEqual([spelling, { value: false, problems: [] }]);
+    for (const spelling of environmentTrue)
+      expect([spelling, readBoolean(key, 'false', { [variable]: spelling })]).toEqual([spelling, { value: true, problems: [] }]);
+    for (const spelling of environmentFalse)
+      expect([spelling, readBoolean(key, 'true', { [variable]: spelling })]).toEqual([spelling, { value: false, problems: [] }]);
     for (const spelling of environmentRefused) {
       expect([spelling, readBoolean(key, null, { [variable]: spelling }).problems]).toEqual([
         spelling,
-        [`${variable} (${key}): ${JSON.stringify(spelling)} is not true or false; accepted: 1, t, T, TRUE, true, True (true), 0, f, F, FALSE, false, False (false)`],
+        [
+          `${variable} (${key}): ${JSON.stringify(spelling)} is not true or false; accepted: 1, t, T, TRUE, true, True (true), 0, f, F, FALSE, false, False (false)`,
+        ],
       ]);
     }
   });

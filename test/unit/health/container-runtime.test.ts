@@ -23,7 +23,6 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-
 async function create(overrides: Partial<ContainerRuntimeConfig>, loggers = new CaptureLoggers()): Promise<ContainerRuntimeChecker | null> {
   const runtime = await createContainerRuntimeChecker(containerRuntimeConfig(overrides), loggers, { probeTimeoutMs: 1000 });
   if (runtime) opened.push(runtime);
@@ -45,7 +44,9 @@ describe('createContainerRuntimeChecker', () => {
   });
 
   it('makes the docker checker for type docker and logs the engine version at start', async () => {
-    const socketPath = await httpOnSocket('d1.sock', (req, res) => res.end(req.url === '/version' ? JSON.stringify({ Version: '27.1.0', ApiVersion: '1.46' }) : 'OK'));
+    const socketPath = await httpOnSocket('d1.sock', (req, res) =>
+      res.end(req.url === '/version' ? JSON.stringify({ Version: '27.1.0', ApiVersion: '1.46' }) : 'OK'),
+    );
     const loggers = new CaptureLoggers();
     const runtime = await create({ type: 'docker', endpoint: `unix://${socketPath}` }, loggers);
     expect(runtime?.component).toBe('docker');

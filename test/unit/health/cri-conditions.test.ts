@@ -14,7 +14,9 @@ describe('conditionProblems', () => {
       condition('RuntimeReady', true),
       condition('NetworkReady', false, 'NetworkPluginNotReady', 'Network plugin returns error: cni plugin not initialized'),
     ];
-    expect(conditionProblems(conditions, both)).toEqual(['NetworkReady is false: NetworkPluginNotReady: Network plugin returns error: cni plugin not initialized']);
+    expect(conditionProblems(conditions, both)).toEqual([
+      'NetworkReady is false: NetworkPluginNotReady: Network plugin returns error: cni plugin not initialized',
+    ]);
   });
 
   it('ignores a false condition that is not required', () => {

@@ -211,7 +211,10 @@ describe('DockerChecker over TCP', () => {
     const { port } = probe.address() as net.AddressInfo;
     await new Promise<void>((resolve) => probe.close(() => resolve()));
     const checker = new DockerChecker({ endpoint: { kind: 'tcp', host: '127.0.0.1', port } });
-    await expect(checker.check(never)).resolves.toEqual({ ok: false, reason: `failed to ping to Docker daemon: connection refused by tcp://127.0.0.1:${port}` });
+    await expect(checker.check(never)).resolves.toEqual({
+      ok: false,
+      reason: `failed to ping to Docker daemon: connection refused by tcp://127.0.0.1:${port}`,
+    });
   });
 
   it('pings over TLS with a client certificate the daemon verifies', async () => {
@@ -264,7 +267,9 @@ describe('describeRequestError', () => {
   const errno = (code: string, message = code): NodeJS.ErrnoException => Object.assign(new Error(message), { code });
 
   it('explains permission denied (as a non-root user outside the docker group gets it)', () => {
-    expect(describeRequestError(errno('EACCES'), unix)).toBe('permission denied on socket /var/run/docker.sock (the process needs read and write access to it)');
+    expect(describeRequestError(errno('EACCES'), unix)).toBe(
+      'permission denied on socket /var/run/docker.sock (the process needs read and write access to it)',
+    );
   });
 
   it('explains an unknown host and an unreachable network over TCP', () => {

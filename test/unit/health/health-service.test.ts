@@ -215,7 +215,11 @@ describe('HealthService shared runs', () => {
     const reports = await Promise.all(callers);
     expect(checker.calls).toBe(1);
     for (const report of reports) {
-      expect(report).toEqual({ status: 'Service Unavailable', time: '2024-05-06T07:08:09.123Z', failed_checks: [{ component: 'runtime', reason: 'runtime down' }] });
+      expect(report).toEqual({
+        status: 'Service Unavailable',
+        time: '2024-05-06T07:08:09.123Z',
+        failed_checks: [{ component: 'runtime', reason: 'runtime down' }],
+      });
     }
   });
 

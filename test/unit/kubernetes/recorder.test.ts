@@ -150,7 +150,12 @@ describe('TokenBuckets', () => {
 });
 
 describe('LogSpecConfigMapWatcher', () => {
-  function fakeApi(): ConfigMapApi & { emit(type: WatchEventType, object: ConfigMapLike & { code?: number }): void; end(): void; lists: number; items: ConfigMapLike[] } {
+  function fakeApi(): ConfigMapApi & {
+    emit(type: WatchEventType, object: ConfigMapLike & { code?: number }): void;
+    end(): void;
+    lists: number;
+    items: ConfigMapLike[];
+  } {
     let handler: ((type: WatchEventType, object: ConfigMapLike & { code?: number }) => void) | null = null;
     let finish: (() => void) | null = null;
     const api = {

@@ -38,9 +38,7 @@ describe('logging specification: the reference table', () => {
   });
 
   it('a.b=info:a,z=error:c.b=info:c.=warn:debug resolves each logger as Fabric does', () => {
-    expect(
-      levelsOf('a.b=info:a,z=error:c.b=info:c.=warn:debug', ['a', 'z', 'a.b.c.d', 'a.c', 'c', 'c.a', 'ab.c', 'c.b.a.b']),
-    ).toEqual({
+    expect(levelsOf('a.b=info:a,z=error:c.b=info:c.=warn:debug', ['a', 'z', 'a.b.c.d', 'a.c', 'c', 'c.a', 'ab.c', 'c.b.a.b'])).toEqual({
       a: 'error',
       z: 'error',
       'a.b.c.d': 'info',
@@ -289,9 +287,10 @@ describe('logging specification: resolution', () => {
   });
 });
 
-const levelSpellings = [
-  'payload', 'debug', 'info', 'warn', 'warning', 'error', 'dpanic', 'panic', 'fatal', 'notice', 'critical',
-].flatMap((name) => [name, name.toUpperCase()]);
+const levelSpellings = ['payload', 'debug', 'info', 'warn', 'warning', 'error', 'dpanic', 'panic', 'fatal', 'notice', 'critical'].flatMap((name) => [
+  name,
+  name.toUpperCase(),
+]);
 const nameCharacters = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_#-';
 
 function generateValidSpec(random: () => number): string {

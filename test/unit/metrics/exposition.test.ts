@@ -10,10 +10,7 @@ describe('content negotiation', () => {
     ['text/plain', 'text'],
     ['application/json', 'text'],
     // What Prometheus 2.42 sends:
-    [
-      'application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1',
-      'openmetrics',
-    ],
+    ['application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1', 'openmetrics'],
     ['application/openmetrics-text', 'openmetrics'],
     ['application/openmetrics-text; version=0.0.1', 'openmetrics'],
     ['application/openmetrics-text; version=2.0.0', 'text'],
@@ -27,7 +24,15 @@ describe('content negotiation', () => {
 
 const families: Family[] = [
   { name: 'requests_total', help: 'Requests "served"\nby route', type: 'counter', values: [{ value: 3, labels: { route: '/a"b\\c' } }] },
-  { name: 'up_gauge', help: 'g', type: 'gauge', values: [{ value: Number.NaN, labels: {} }, { value: -Infinity, labels: { x: 'y' } }] },
+  {
+    name: 'up_gauge',
+    help: 'g',
+    type: 'gauge',
+    values: [
+      { value: Number.NaN, labels: {} },
+      { value: -Infinity, labels: { x: 'y' } },
+    ],
+  },
   {
     name: 'lat_seconds',
     help: 'h',

@@ -48,7 +48,12 @@ describe('namer (Fabric common/metrics namer)', () => {
   });
 
   test('a slash never reaches a bucket component (Graphite would split it into directories)', () => {
-    const template = compileStatsdFormat('%{#fqname}.%{route}.%{code}', { namespace: 'operations', subsystem: '', name: 'requests' }, ['route', 'code'], "counter 'x'");
+    const template = compileStatsdFormat(
+      '%{#fqname}.%{route}.%{code}',
+      { namespace: 'operations', subsystem: '', name: 'requests' },
+      ['route', 'code'],
+      "counter 'x'",
+    );
     expect(template.format({ route: '/healthz', code: '200' })).toBe('operations.requests.healthz.200');
     expect(template.format({ route: 'unmatched', code: '404' })).toBe('operations.requests.unmatched.404');
     expect(template.format({ route: '/', code: '404' })).toBe('operations.requests._.404');
@@ -59,7 +64,7 @@ describe('namer (Fabric common/metrics namer)', () => {
     }
   });
 
-  test('Fabric\'s own bucket names are unchanged (as the v2.4.9 peer sends them)', () => {
+  test("Fabric's own bucket names are unchanged (as the v2.4.9 peer sends them)", () => {
     const level = compileStatsdFormat('%{#fqname}.%{level}', { namespace: 'logging', subsystem: '', name: 'entries_checked' }, ['level'], "counter 'x'");
     expect(level.format({ level: 'info' })).toBe('logging.entries_checked.info');
     const version = compileStatsdFormat('%{#fqname}.%{version}', { namespace: '', subsystem: '', name: 'fabric_version' }, ['version'], "gauge 'x'");

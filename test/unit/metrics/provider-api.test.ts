@@ -37,9 +37,7 @@ describe.each(providers)('provider API, %s', (_name, make) => {
     });
 
     test('histogram buckets must increase; le is reserved', () => {
-      expect(() => provider.newHistogram({ name: 'h', help: 'h', buckets: [1, 0.5] })).toThrow(
-        /histogram 'h': buckets must increase strictly; 0.5 follows 1/,
-      );
+      expect(() => provider.newHistogram({ name: 'h', help: 'h', buckets: [1, 0.5] })).toThrow(/histogram 'h': buckets must increase strictly; 0.5 follows 1/);
       expect(() => provider.newHistogram({ name: 'h', help: 'h', buckets: [] })).toThrow(/buckets must not be empty/);
       expect(() => provider.newHistogram({ name: 'h', help: 'h', labelNames: ['le'] })).toThrow(/'le' is reserved/);
     });
@@ -60,9 +58,7 @@ describe.each(providers)('provider API, %s', (_name, make) => {
       expect(() => provider.newGauge({ namespace: 'a', name: 'b', help: 'other' })).toThrow(
         /gauge 'a_b' is already registered with other options \(registered vs now: type counter vs gauge; help "h" vs "other"; labelNames \[x\] vs \[\]\)/,
       );
-      expect(() => provider.newCounter({ name: 'a_b', help: 'h', labelNames: ['x'] })).toThrow(
-        /namespace\/subsystem\/name 'a'\/''\/'b' vs ''\/''\/'a_b'/,
-      );
+      expect(() => provider.newCounter({ name: 'a_b', help: 'h', labelNames: ['x'] })).toThrow(/namespace\/subsystem\/name 'a'\/''\/'b' vs ''\/''\/'a_b'/);
     });
   });
 
@@ -70,9 +66,7 @@ describe.each(providers)('provider API, %s', (_name, make) => {
     test('an unknown label name in with() names the metric and the label', () => {
       const counter = provider.newCounter({ namespace: 'ns', name: 'c', help: 'h', labelNames: ['route', 'code'] });
       expect(() => counter.with({ rout: '/x' })).toThrow(MetricLabelsError);
-      expect(() => counter.with({ rout: '/x' })).toThrow(
-        "counter 'ns_c': with() was given label 'rout', which is not one of its labelNames [route, code]",
-      );
+      expect(() => counter.with({ rout: '/x' })).toThrow("counter 'ns_c': with() was given label 'rout', which is not one of its labelNames [route, code]");
     });
 
     test('a missing label value is refused when a value is recorded', () => {

@@ -165,11 +165,7 @@ describe('StatsD aggregation: what is on the wire after a sequence of calls and 
     byRoute.with({ route: 'one' }).add(1);
     byRoute.with({ route: 'two' }).add(2);
     scheduler.advance(10_000);
-    expect(transport.take()).toEqual([
-      'peer0.operations.requests.logspec.200:2|c',
-      'peer0.operations.requests.a_b_c.404:1|c',
-      'peer0.plain:3|c',
-    ]);
+    expect(transport.take()).toEqual(['peer0.operations.requests.logspec.200:2|c', 'peer0.operations.requests.a_b_c.404:1|c', 'peer0.plain:3|c']);
     await system.stop();
   });
 
@@ -242,7 +238,9 @@ describe('StatsD aggregation: what is on the wire after a sequence of calls and 
     expect(stats.sentLines).toBe(0);
     expect(stats.heldObservations).toBe(0);
     const dropWarnings = (): { droppedLines: unknown; msg: string }[] =>
-      loggers.find('warn', /statsd: dropped \d+ metric lines in \d+ packets for udp test:8125 \(connect ECONNREFUSED/).map((e) => ({ droppedLines: e.fields.droppedLines, msg: e.msg }));
+      loggers
+        .find('warn', /statsd: dropped \d+ metric lines in \d+ packets for udp test:8125 \(connect ECONNREFUSED/)
+        .map((e) => ({ droppedLines: e.fields.droppedLines, msg: e.msg }));
     // At 10 s, then every 60 s (six intervals each) up to 1990 s; the last 100 lines are held back.
     const drops = dropWarnings();
     expect(drops.map((d) => d.droppedLines)).toEqual([100, ...Array<number>(33).fill(600)]);

@@ -162,7 +162,7 @@ describe('loadTlsMaterial', () => {
 });
 
 describe('secureContextOptions', () => {
-  it('sets TLS 1.2 as the minimum, Fabric\'s TLS 1.2 suites and Node\'s TLS 1.3 suites', () => {
+  it("sets TLS 1.2 as the minimum, Fabric's TLS 1.2 suites and Node's TLS 1.3 suites", () => {
     const options = secureContextOptions(loadTlsMaterial(tlsConfig(), peerKeys));
     expect(options.minVersion).toBe('TLSv1.2');
     const suites = (options.ciphers ?? '').split(':');

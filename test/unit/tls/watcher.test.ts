@@ -112,7 +112,11 @@ describe('TlsMaterialWatcher', () => {
   });
 
   it('follows a Kubernetes secret update that re-points the ..data symlink', async () => {
-    const volume = await createKubernetesSecretVolume(join(root, `secret-${++caseCount}`), { 'tls.crt': pki.server.certPem, 'tls.key': pki.server.keyPem, 'ca.crt': pki.clientCA.certPem });
+    const volume = await createKubernetesSecretVolume(join(root, `secret-${++caseCount}`), {
+      'tls.crt': pki.server.certPem,
+      'tls.key': pki.server.keyPem,
+      'ca.crt': pki.clientCA.certPem,
+    });
     const h = harness(volume.dir);
     expect(lstatSync(h.tls.certFile).isSymbolicLink()).toBe(true);
     const firstTarget = readlinkSync(join(volume.dir, '..data'));
@@ -206,8 +210,19 @@ describe('TlsMaterialWatcher', () => {
   it('never lets an exception out of a poll: logged once with its type, counted, retried, the old material kept', async () => {
     const dir = join(root, `case-${++caseCount}`);
     await mkdir(dir);
-    await Promise.all([copyFile(pki.server.cert, join(dir, 'tls.crt')), copyFile(pki.server.key, join(dir, 'tls.key')), copyFile(pki.clientCA.cert, join(dir, 'ca.crt'))]);
-    const tls: TlsConfig = { enabled: true, certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key'), clientAuthRequired: false, clientRootCAFiles: [join(dir, 'ca.crt')], requireDedicatedCA: false };
+    await Promise.all([
+      copyFile(pki.server.cert, join(dir, 'tls.crt')),
+      copyFile(pki.server.key, join(dir, 'tls.key')),
+      copyFile(pki.clientCA.cert, join(dir, 'ca.crt')),
+    ]);
+    const tls: TlsConfig = {
+      enabled: true,
+      certFile: join(dir, 'tls.crt'),
+      keyFile: join(dir, 'tls.key'),
+      clientAuthRequired: false,
+      clientRootCAFiles: [join(dir, 'ca.crt')],
+      requireDedicatedCA: false,
+    };
     const logs = new CaptureLoggers();
     let failures = 0;
     let fault: Error | null = new RangeError('Maximum call stack size exceeded');
@@ -231,7 +246,9 @@ describe('TlsMaterialWatcher', () => {
     expect(() => watcher.checkNow()).not.toThrow();
     expect(changes).toEqual([]);
     expect(failures).toBe(1);
-    expect(logs.find('error', /./).map((e) => e.msg)).toEqual(['TLS material not reloaded, keeping the current certificate: RangeError: Maximum call stack size exceeded']);
+    expect(logs.find('error', /./).map((e) => e.msg)).toEqual([
+      'TLS material not reloaded, keeping the current certificate: RangeError: Maximum call stack size exceeded',
+    ]);
 
     fault = null;
     watcher.checkNow();
@@ -245,14 +262,21 @@ describe('TlsMaterialWatcher', () => {
     await writeFile(h.tls.certFile, next.certPem);
     await writeFile(h.tls.keyFile, next.keyPem);
     const descriptor = Object.getOwnPropertyDescriptor(X509Certificate.prototype, 'subject');
-    Object.defineProperty(X509Certificate.prototype, 'subject', { get: () => { throw new TypeError('no subject here'); }, configurable: true });
+    Object.defineProperty(X509Certificate.prototype, 'subject', {
+      get: () => {
+        throw new TypeError('no subject here');
+      },
+      configurable: true,
+    });
     try {
       expect(() => h.watcher.checkNow()).not.toThrow();
     } finally {
       if (descriptor) Object.defineProperty(X509Certificate.prototype, 'subject', descriptor);
     }
     expect(h.changes.map((m) => m.fingerprint)).toEqual([fingerprintOf(next)]);
-    expect(h.logs.find('info', /./).map((e) => e.msg)).toEqual([`TLS material reloaded: server certificate ${fingerprintOf(next)} (not described: TypeError: no subject here)`]);
+    expect(h.logs.find('info', /./).map((e) => e.msg)).toEqual([
+      `TLS material reloaded: server certificate ${fingerprintOf(next)} (not described: TypeError: no subject here)`,
+    ]);
     expect(h.logs.find('error', /./)).toEqual([]);
   });
 
