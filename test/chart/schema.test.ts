@@ -336,3 +336,25 @@ describe('render-time refusals of values that would crash-loop the pod or contra
     expect(ok.stdout).toContain(`value: "${assignment.split('=')[1]}"`);
   });
 });
+
+describe('NOTES.txt and Pod Security (issue 21 item 18)', () => {
+  test('with runtimeSocket.enabled it says the pod needs a privileged namespace, and the label to set', () => {
+    const notes = renderNotes({ set: { 'runtimeSocket.enabled': true, 'runtimeSocket.runtime': 'crio' }, namespace: 'org7' });
+    expect(notes).toContain('hostPath');
+    expect(notes).toContain('the baseline and restricted Pod Security levels forbid');
+    expect(notes).toContain('(/var/run/crio/crio.sock)');
+    expect(notes).toContain('kubectl label namespace org7 pod-security.kubernetes.io/enforce=privileged --overwrite');
+  });
+
+  test('without the socket it says nothing about Pod Security', () => {
+    const notes = renderNotes();
+    expect(notes).toContain('helm test');
+    expect(notes).not.toContain('Pod Security');
+    expect(notes).not.toContain('pod-security.kubernetes.io');
+  });
+
+  test("the chart's README states it beside the runtime socket", () => {
+    const readme = readFileSync(path.join(chartDir, 'README.md'), 'utf8');
+    expect(readme).toMatch(/Runtime socket[\s\S]*hostPath[\s\S]*pod-security\.kubernetes\.io\/enforce=privileged/);
+  });
+});
