@@ -182,6 +182,22 @@ an existing ConfigMap cannot contradict the pod (or bring back vm.endpoint's Doc
 {{- if or .Values.kubernetes.events.enabled .Values.kubernetes.logspecConfigMap.enabled }}true{{ end -}}
 {{- end -}}
 
+{{/* Whether the chart creates the ServiceAccount: serviceAccount.create, or (null) when the Kubernetes integration needs one. */}}
+{{- define "fabric-ops.serviceAccountCreate" -}}
+{{- if kindIs "invalid" .Values.serviceAccount.create -}}
+{{- include "fabric-ops.kubernetesApi" . -}}
+{{- else if .Values.serviceAccount.create -}}true{{- end -}}
+{{- end -}}
+
+{{/* The pods' ServiceAccount; empty: the namespace's default (no serviceAccountName). */}}
+{{- define "fabric-ops.serviceAccountName" -}}
+{{- if include "fabric-ops.serviceAccountCreate" . -}}
+{{- default (include "fabric-ops.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
 {{/* Name of the logspec ConfigMap the chart creates; empty when the watch is off. */}}
 {{- define "fabric-ops.logspecConfigMapName" -}}
 {{- if .Values.kubernetes.logspecConfigMap.enabled }}{{ printf "%s-logspec" (include "fabric-ops.fullname" .) | trunc 63 | trimSuffix "-" }}{{ end -}}
@@ -246,6 +262,11 @@ Included by the Deployment, so every render runs it.
 {{- end -}}
 {{- $providerVar := include "fabric-ops.metricsProviderVar" . -}}
 {{- if and (include "fabric-ops.serviceMonitorRendered" .) (ne (include "fabric-ops.metricsProvider" .) "prometheus") -}}
+{{- range .Values.extraEnv -}}
+{{- if eq .name $providerVar -}}
+{{- fail (printf "serviceMonitor.enabled=true needs the prometheus metrics provider, but extraEnv sets %s=%q, which overrides config.metrics.provider (/metrics would answer 404); drop it and set config.metrics.provider instead, or set serviceMonitor.enabled=false" $providerVar (include "fabric-ops.metricsProvider" $)) -}}
+{{- end -}}
+{{- end -}}
 {{- if hasKey .Values.env $providerVar -}}
 {{- fail (printf "serviceMonitor.enabled=true needs the prometheus metrics provider, but env.%s=%q overrides config.metrics.provider (/metrics would answer 404); drop env.%s and set config.metrics.provider instead, or set serviceMonitor.enabled=false" $providerVar (index .Values.env $providerVar) $providerVar) -}}
 {{- end -}}
@@ -265,6 +286,37 @@ Included by the Deployment, so every render runs it.
 {{- if has $name $managed -}}
 {{- fail (printf "env.%s is set by the chart (it must match the pod's mounts, port and runtime socket); use the chart's values instead: operations.*, tls.*, runtimeSocket.*, logging.*" $name) -}}
 {{- end -}}
+{{- end -}}
+{{- if include "fabric-ops.kubernetesApi" . -}}
+{{- $managed = concat $managed (list "POD_NAME" "POD_NAMESPACE" "POD_UID" "NODE_NAME") -}}
+{{- end -}}
+{{- $seen := dict -}}
+{{- range $i, $var := .Values.extraEnv -}}
+{{- if has $var.name $managed -}}
+{{- fail (printf "extraEnv[%d].name=%s is set by the chart (it must match the pod's mounts, port, runtime socket and downward API); use the chart's values instead: operations.*, tls.*, runtimeSocket.*, logging.*, kubernetes.*" $i $var.name) -}}
+{{- end -}}
+{{- if or (hasKey $.Values.env $var.name) (hasKey $seen $var.name) -}}
+{{- fail (printf "extraEnv[%d].name=%s is already set (%s): give each variable once, in env or extraEnv" $i $var.name (ternary "in env" "earlier in extraEnv" (hasKey $.Values.env $var.name))) -}}
+{{- end -}}
+{{- $_ := set $seen $var.name true -}}
+{{- end -}}
+{{- $volumes := list "config" "tls-server" "tls-client-ca" "runtime-socket" -}}
+{{- range $i, $volume := .Values.extraVolumes -}}
+{{- if has $volume.name $volumes -}}
+{{- fail (printf "extraVolumes[%d].name=%s is taken: the chart's volumes are %s; choose another name" $i $volume.name (join ", " (list "config" "tls-server" "tls-client-ca" "runtime-socket"))) -}}
+{{- end -}}
+{{- $volumes = append $volumes $volume.name -}}
+{{- end -}}
+{{- $paths := list (include "fabric-ops.configDir" .) -}}
+{{- if include "fabric-ops.tlsEnabled" . -}}{{- $paths = concat $paths (list (include "fabric-ops.serverTlsDir" .) (include "fabric-ops.clientCADir" .)) -}}{{- end -}}
+{{- if .Values.runtimeSocket.enabled -}}{{- $paths = append $paths (include "fabric-ops.runtimeSocketPath" .) -}}{{- end -}}
+{{- range $i, $mount := .Values.extraVolumeMounts -}}
+{{- if has (trimSuffix "/" $mount.mountPath) $paths -}}
+{{- fail (printf "extraVolumeMounts[%d].mountPath=%s is where the chart mounts its own files (%s); choose another path" $i $mount.mountPath (join ", " $paths)) -}}
+{{- end -}}
+{{- end -}}
+{{- if and (include "fabric-ops.kubernetesApi" .) (not (include "fabric-ops.serviceAccountName" .)) -}}
+{{- fail "kubernetes.events.enabled / kubernetes.logspecConfigMap.enabled need a ServiceAccount to bind the Role to, but serviceAccount.create=false and serviceAccount.name is empty: set serviceAccount.name to an existing account, or serviceAccount.create=true (or null)" -}}
 {{- end -}}
 {{- end -}}
 
@@ -322,7 +374,10 @@ an optional trailing "." (that logger only). The service exits 2 on anything els
 {{/* The provider the service will use: env's variable wins over the file, as in Fabric. */}}
 {{- define "fabric-ops.metricsProvider" -}}
 {{- $var := include "fabric-ops.metricsProviderVar" . -}}
-{{- if hasKey .Values.env $var -}}{{- index .Values.env $var -}}{{- else -}}{{- .Values.config.metrics.provider -}}{{- end -}}
+{{- $provider := .Values.config.metrics.provider -}}
+{{- if hasKey .Values.env $var -}}{{- $provider = index .Values.env $var -}}{{- end -}}
+{{- range .Values.extraEnv -}}{{- if and (eq .name $var) (hasKey . "value") -}}{{- $provider = .value -}}{{- end -}}{{- end -}}
+{{- $provider -}}
 {{- end -}}
 
 {{- define "fabric-ops.monitoringApi" -}}
