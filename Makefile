@@ -96,10 +96,15 @@ clean:
 	rm -rf dist .tools .image
 
 # The Helm chart: copy deploy/'s alert rules into it, check the values docs, lint, package into
-# .tmp/chart. HELM: $HELM, else helm on the PATH, else ../shared/tools/helm (see its README).
+# .tmp/chart. HELM: $HELM, else helm on the PATH, else ../shared/tools/helm (see its README); with
+# none of them, the recipe stops and says how to get Helm.
 .PHONY: chart
 HELM ?= $(shell command -v helm 2>/dev/null || echo ../shared/tools/helm)
 chart:
+	@command -v "$(HELM)" >/dev/null 2>&1 || { \
+	  echo "make chart: no helm: not on the PATH, not at ../shared/tools/helm (HELM=$(HELM))." >&2; \
+	  echo "  Install Helm 3 (https://helm.sh/docs/intro/install/: a release archive's linux-amd64/helm on your PATH, or your package manager)," >&2; \
+	  echo "  or name one: make chart HELM=/path/to/helm" >&2; exit 1; }
 	scripts/chart-sync-rules.sh
 	$(NODE) scripts/chart-docs.js --check
 	$(HELM) lint --strict charts/fabric-ops

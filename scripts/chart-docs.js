@@ -31,6 +31,8 @@ function description(comment) {
 }
 
 function typeText(schema) {
+  // A Kubernetes type from the schema's definitions (podSecurityContext: PodSecurityContext).
+  if (typeof schema.$ref === 'string') return schema.$ref.split('/').pop();
   if (Array.isArray(schema.enum)) return schema.enum.map((value) => JSON.stringify(value)).join(' \\| ');
   const alternatives = schema.oneOf ?? schema.anyOf;
   if (Array.isArray(alternatives)) return [...new Set(alternatives.map(typeText))].join(' \\| ');

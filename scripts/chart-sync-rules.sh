@@ -4,5 +4,8 @@
 # two differ, so run this after editing the alerts.
 set -eu
 cd "$(dirname "$0")/.."
-cp deploy/prometheus/alert-rules.yaml charts/fabric-ops/files/alert-rules.yaml
-echo "charts/fabric-ops/files/alert-rules.yaml updated from deploy/prometheus/alert-rules.yaml"
+# Says so only when the copy changed.
+if ! cmp -s deploy/prometheus/alert-rules.yaml charts/fabric-ops/files/alert-rules.yaml; then
+  cp deploy/prometheus/alert-rules.yaml charts/fabric-ops/files/alert-rules.yaml
+  echo "charts/fabric-ops/files/alert-rules.yaml updated from deploy/prometheus/alert-rules.yaml"
+fi

@@ -6,7 +6,7 @@ import { OperationsSystem, type StartOptions } from './system';
 
 export { OperationsSystem, stopGraceMs, type StartOptions } from './system';
 export { loadConfig, type LoadConfigOptions, type LoadedConfig } from './config/load';
-export type { NormalisedConfig, Dialect } from './config/types';
+export type { NormalisedConfig, Dialect, HostPort, TlsConfig, MetricsProviderName, StatsdNetwork, ContainerRuntimeType } from './config/types';
 export type { OperationsEvent, OperationsEventListener, OperationsEventType } from './events';
 export type { CertificateSummary } from './tls/pem';
 export {

@@ -1,9 +1,11 @@
 import { z } from 'zod';
-import { containerRuntimeTypes, dialects, metricsProviders, statsdNetworks } from './types';
+import { containerRuntimeTypes, dialects, metricsProviders, statsdNetworks, type HostPort, type NormalisedConfig, type TlsConfig } from './types';
 
 /**
- * The zod schema of the normalised configuration (the types in ./types are inferred from it).
- * The normaliser's output is checked against it by the tests; a running service never loads it.
+ * The zod schema of the normalised configuration. The normaliser's output is checked against it
+ * by the tests; a running service never loads it. The public types are plain TypeScript in
+ * ./types (so that a library user's compiler never reads zod); the assertions at the end keep
+ * this schema and those types the same, field for field.
  */
 
 export const HostPortSchema = z.object({
@@ -119,3 +121,13 @@ export const NormalisedConfigSchema = z.object({
     kubernetesLogspecConfigMapKey: z.string(),
   }),
 });
+
+/** true when A and B are the same type (not merely assignable either way: optional and readonly count). */
+type Same<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+
+/** Compile-time only: tsc fails here when the schema and the types in ./types drift apart. */
+export const schemaMatchesTypes: [
+  Same<z.infer<typeof HostPortSchema>, HostPort>,
+  Same<z.infer<typeof TlsConfigSchema>, TlsConfig>,
+  Same<z.infer<typeof NormalisedConfigSchema>, NormalisedConfig>,
+] = [true, true, true];

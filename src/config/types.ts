@@ -1,17 +1,24 @@
-import type { z } from 'zod';
-import type { HostPortSchema, NormalisedConfigSchema, TlsConfigSchema } from './schema';
-
 /**
  * The one configuration object the rest of fabric-ops reads, whatever dialect it came
- * from. Produced by the config normaliser (src/config/normalise.ts); its zod schema is in
- * ./schema (loaded only by what validates, so that starting the service does not load zod).
- * File paths in it are absolute.
+ * from. Produced by the config normaliser (src/config/normalise.ts). File paths in it are
+ * absolute.
+ *
+ * Plain TypeScript on purpose (type aliases, as the zod-inferred types were, so that they stay
+ * assignable to Record<string, unknown>): these types are public (`NormalisedConfig`, `Dialect`), and a
+ * library user's compiler must not need zod's declarations to read them (without
+ * esModuleInterop they fail to compile). The zod schema in ./schema, which the tests check the
+ * normaliser's output against, is held equal to these types by a compile-time assertion there.
  */
 
 export const dialects = ['peer', 'orderer'] as const;
 export type Dialect = (typeof dialects)[number];
 
-export type HostPort = z.infer<typeof HostPortSchema>;
+export type HostPort = {
+  /** '' means every interface. */
+  host: string;
+  /** 0 means "pick a free port". */
+  port: number;
+};
 
 export const metricsProviders = ['prometheus', 'statsd', 'disabled'] as const;
 export type MetricsProviderName = (typeof metricsProviders)[number];
@@ -24,6 +31,111 @@ export type ContainerRuntimeType = (typeof containerRuntimeTypes)[number];
 
 export const criConditions = ['RuntimeReady', 'NetworkReady'] as const;
 
-export type TlsConfig = z.infer<typeof TlsConfigSchema>;
-export type NormalisedConfig = z.infer<typeof NormalisedConfigSchema>;
+export type TlsConfig = {
+  enabled: boolean;
+  /** Absolute path, '' when not set. */
+  certFile: string;
+  keyFile: string;
+  clientAuthRequired: boolean;
+  clientRootCAFiles: string[];
+  /** Refuse to start (instead of warning) when the server certificate chains to an organization CA. */
+  requireDedicatedCA: boolean;
+};
+
+export type NormalisedConfig = {
+  dialect: Dialect;
+  /** Absolute path of the file read, or null for the embedded defaults. */
+  configFile: string | null;
+  operations: {
+    listen: HostPort;
+    tls: TlsConfig;
+    /**
+     * Connections open at once; more are closed as soon as they are accepted and counted in
+     * operations_connections_refused_total. The normaliser always sets it; absent (a config built
+     * by hand before the key existed) means the default, 1024.
+     */
+    maxConnections?: number | undefined;
+  };
+  /**
+   * CAs the node itself uses for organizations (the dedicated-CA rule).
+   * peer: peer.tls.rootcert.file, peer.tls.clientRootCAs.files; orderer: General.TLS.RootCAs,
+   * General.TLS.ClientRootCAs. Dirs: <MSP dir>/cacerts and <MSP dir>/tlscacerts (peer.mspConfigPath,
+   * General.LocalMSPDir). Absolute paths; a listed file or dir that does not exist is skipped.
+   */
+  organizationCAs: {
+    files: string[];
+    dirs: string[];
+  };
+  metrics: {
+    provider: MetricsProviderName;
+    statsd: {
+      network: StatsdNetwork;
+      address: HostPort;
+      writeIntervalMs: number;
+      /** '' or ending in '.'. */
+      prefix: string;
+    };
+  };
+  health: {
+    /** Per-checker timeout. */
+    timeoutMs: number;
+    containerRuntime: {
+      type: ContainerRuntimeType;
+      /** unix:///path, /path, tcp://host:port; '' when type is none. */
+      endpoint: string;
+      /** CRI conditions that must be true for the cri checker to pass. */
+      requiredConditions: string[];
+      /** Docker over TCP with TLS (peer: vm.docker.tls.*). Absolute paths or ''. */
+      dockerTls: {
+        enabled: boolean;
+        caFile: string;
+        certFile: string;
+        keyFile: string;
+      };
+    };
+  };
+  /**
+   * The Kubernetes integration (src/kubernetes), off by default. The normaliser always sets it;
+   * absent (a config built by hand) means off.
+   */
+  kubernetes?:
+    | {
+        events: {
+          enabled: boolean;
+          /** 0: no near-expiry warning. */
+          certificateExpiryWarningDays: number;
+        };
+        /** name '' means no ConfigMap is watched. */
+        logspecConfigMap: { name: string; key: string };
+      }
+    | undefined;
+  /**
+   * The dialect's own key names for the settings above, so that errors found after
+   * normalisation (an unreadable certificate, say) can name the key the user wrote.
+   */
+  keys: {
+    listenAddress: string;
+    maxConnections: string;
+    tlsEnabled: string;
+    tlsCertFile: string;
+    tlsKeyFile: string;
+    tlsClientRootCAs: string;
+    tlsClientAuthRequired: string;
+    tlsRequireDedicatedCA: string;
+    metricsProvider: string;
+    statsdNetwork: string;
+    statsdAddress: string;
+    statsdWriteInterval: string;
+    statsdPrefix: string;
+    healthTimeout: string;
+    containerRuntimeType: string;
+    containerRuntimeEndpoint: string;
+    containerRuntimeRequiredConditions: string;
+    kubernetesEventsEnabled: string;
+    kubernetesCertificateExpiryWarningDays: string;
+    kubernetesLogspecConfigMapName: string;
+    kubernetesLogspecConfigMapKey: string;
+  };
+};
+
 export type ConfigKeyName = keyof NormalisedConfig['keys'];

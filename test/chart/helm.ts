@@ -1,7 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { parseAllDocuments } from 'yaml';
+import * as os from 'node:os';
+import { parse, parseAllDocuments } from 'yaml';
 
 /** Test support for the chart: the real helm binary, rendering, and schema validation. */
 
@@ -137,4 +138,24 @@ export function at<T = unknown>(value: unknown, ...keys: (string | number)[]): T
     current = (current as Record<string | number, unknown>)[key];
   }
   return current as T;
+}
+
+/**
+ * NOTES.txt rendered: helm template skips NOTES, so a copy of the chart renders it through tpl
+ * (in `dir`, else a temporary folder removed afterwards).
+ */
+export function renderNotes(options: RenderOptions = {}, dir?: string): string {
+  const base = dir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'fabric-ops-notes-'));
+  try {
+    const copy = path.join(base, 'notes-chart');
+    fs.rmSync(copy, { recursive: true, force: true });
+    fs.cpSync(chartDir, copy, { recursive: true });
+    fs.cpSync(path.join(copy, 'templates', 'NOTES.txt'), path.join(copy, 'files', 'notes.tpl'));
+    fs.writeFileSync(path.join(copy, 'templates', 'zz-notes.yaml'), 'notes: {{ tpl (.Files.Get "files/notes.tpl") . | toJson }}\n');
+    const run = helm(templateArgs({ ...options, chart: copy, extra: ['--show-only', 'templates/zz-notes.yaml'] }));
+    if (run.status !== 0) throw new Error(`rendering NOTES.txt failed: ${run.stderr}`);
+    return (parse(run.stdout) as { notes: string }).notes;
+  } finally {
+    if (dir === undefined) fs.rmSync(base, { recursive: true, force: true });
+  }
 }

@@ -1,9 +1,9 @@
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { parse } from 'yaml';
-import { chartDir, helm, repoRoot } from './helm';
+import { chartDir, helm, helmBinary, repoRoot } from './helm';
 
 /** helm package, the alert rules copied from deploy/, and the generated values documentation. */
 
@@ -94,5 +94,56 @@ describe('values documentation (scripts/chart-docs.js)', () => {
     expect(failed.status).toBe(1);
     expect(failed.stderr).toContain('replicaCount: no "# -- description" comment above it in values.yaml');
     expect(failed.stderr).toContain('extraKey: in values.yaml but not in values.schema.json');
+  });
+});
+
+describe('make chart', () => {
+  /** A copy of what `make chart` reads, in a folder with no ../shared/tools beside it. */
+  const project = (name: string): string => {
+    const root = path.join(dir, name, 'project');
+    for (const entry of ['Makefile', 'package.json', 'scripts', 'charts', 'deploy'])
+      cpSync(path.join(repoRoot, entry), path.join(root, entry), { recursive: true });
+    symlinkSync(path.join(repoRoot, 'node_modules'), path.join(root, 'node_modules'));
+    // scripts/node24.sh finds Node 24 there (the Makefile runs it even when NODE is given).
+    symlinkSync(path.join(repoRoot, '.tools'), path.join(root, '.tools'));
+    return root;
+  };
+  /** PATH without any folder holding a helm, plus `extra` first. */
+  const pathWithoutHelm = (extra: string[] = []): string =>
+    [...extra, ...(process.env.PATH ?? '').split(':').filter((entry) => entry !== '' && !existsSync(path.join(entry, 'helm')))].join(':');
+  const make = (root: string, searchPath: string): { status: number | null; stdout: string; stderr: string } => {
+    const env: NodeJS.ProcessEnv = { ...process.env, PATH: searchPath };
+    delete env.HELM;
+    const run = spawnSync('make', ['--no-print-directory', '-C', root, 'chart', `NODE=${process.execPath}`], { encoding: 'utf8', env });
+    return { status: run.status, stdout: run.stdout, stderr: run.stderr };
+  };
+
+  test('without helm anywhere: stops before doing anything, saying where it looked and how to get one', () => {
+    const root = project('no-helm');
+    const run = make(root, pathWithoutHelm());
+    expect(run.status).not.toBe(0);
+    expect(run.stderr).toContain('make chart: no helm: not on the PATH, not at ../shared/tools/helm');
+    expect(run.stderr).toContain('https://helm.sh/docs/intro/install/');
+    expect(run.stderr).toContain('make chart HELM=/path/to/helm');
+    expect(run.stdout).not.toContain('alert-rules.yaml');
+  });
+
+  test('with helm on the PATH: packages the chart; says "updated" only when the alert rules changed', () => {
+    const root = project('path-helm');
+    const bin = path.join(dir, 'path-helm', 'bin');
+    mkdirSync(bin);
+    symlinkSync(helmBinary(), path.join(bin, 'helm'));
+    const first = make(root, pathWithoutHelm([bin]));
+    expect(first.stderr).toBe('');
+    expect(first.status).toBe(0);
+    expect(first.stdout).not.toContain('updated');
+    expect(readdirSync(path.join(root, '.tmp', 'chart'))).toEqual([`fabric-ops-${packageVersion}.tgz`]);
+
+    const rules = path.join(root, 'deploy', 'prometheus', 'alert-rules.yaml');
+    writeFileSync(rules, `${readFileSync(rules, 'utf8')}# edited\n`);
+    const second = make(root, pathWithoutHelm([bin]));
+    expect(second.status).toBe(0);
+    expect(second.stdout).toContain('charts/fabric-ops/files/alert-rules.yaml updated from deploy/prometheus/alert-rules.yaml');
+    expect(readFileSync(path.join(root, 'charts', 'fabric-ops', 'files', 'alert-rules.yaml'), 'utf8')).toBe(readFileSync(rules, 'utf8'));
   });
 });

@@ -1,19 +1,18 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as https from 'node:https';
 import * as tls from 'node:tls';
 import * as http from 'node:http';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
-import { parse } from 'yaml';
 import { createKubernetesSecretVolume, type KubernetesSecretVolume } from '../support/pki';
 import { requireCommand } from '../support/prerequisites';
 import { freeTcpPort } from '../support/ports';
 import { terminate } from '../support/processes';
 import { requireBuiltCli, runCli, type CliRun } from '../support/cli';
-import { at, chartDir, defaultNamespace, defaultRelease, find, helm, render, templateArgs, type K8sObject, type RenderOptions } from './helm';
+import { at, defaultNamespace, defaultRelease, find, render, renderNotes, type K8sObject, type RenderOptions } from './helm';
 
 /**
  * The rendered pod, run for real: the volumes are laid out as kubelet mounts them (the Secrets
@@ -226,18 +225,6 @@ function probe(scheme: string, port: number, pathname: string): Promise<number> 
     });
     request.on('error', reject);
   });
-}
-
-/** NOTES.txt rendered: helm template skips NOTES, so a copy of the chart renders it through tpl. */
-function renderNotes(options: RenderOptions, dir: string): string {
-  const copy = path.join(dir, 'notes-chart');
-  rmSync(copy, { recursive: true, force: true });
-  cpSync(chartDir, copy, { recursive: true });
-  cpSync(path.join(copy, 'templates', 'NOTES.txt'), path.join(copy, 'files', 'notes.tpl'));
-  writeFileSync(path.join(copy, 'templates', 'zz-notes.yaml'), 'notes: {{ tpl (.Files.Get "files/notes.tpl") . | toJson }}\n');
-  const run = helm(templateArgs({ ...options, chart: copy, extra: ['--show-only', 'templates/zz-notes.yaml'] }));
-  if (run.status !== 0) throw new Error(`rendering NOTES.txt failed: ${run.stderr}`);
-  return (parse(run.stdout) as { notes: string }).notes;
 }
 
 const scenarios = [

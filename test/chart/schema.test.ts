@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { chartDir, helm, render, renderFailure } from './helm';
+import { parseLogSpec } from '../../src/logging/spec';
+import { chartDir, helm, render, renderFailure, renderNotes, validateObjects } from './helm';
 
 /** helm lint, the strict values schema, and the render-time refusals. */
 
@@ -173,5 +174,187 @@ describe('render-time refusals', () => {
     const pdb = objects.find((o) => o.kind === 'PodDisruptionBudget');
     expect(pdb?.spec).toMatchObject({ minAvailable: '50%' });
     expect(pdb?.spec?.maxUnavailable).toBeUndefined();
+  });
+});
+
+/**
+ * Values the schema lets through but the pod cannot run with (issue 21 item 5): each refused at
+ * render time, naming the value and what is allowed.
+ */
+describe('render-time refusals of values that would crash-loop the pod or contradict the docs', () => {
+  /** Specs the service accepts or refuses (src/logging/spec.ts); the chart must agree on each. */
+  const specs = [
+    'info',
+    'INFO',
+    'Debug',
+    'DeBuG',
+    'warning',
+    'notice:critical',
+    '',
+    'health=debug:info',
+    'health,http.server=debug:warn',
+    'a.b.=payload',
+    'a#b_c-d=fatal',
+    'info:',
+    ':',
+    'a..b=debug',
+    '.=debug',
+    'a,,b=debug',
+    '=debug',
+    'health=Debug',
+    'health=verbose',
+    'a=b=info',
+    'a b=info',
+    'grpc:info',
+    'health=debug:chaincode=info:error',
+  ];
+
+  test.each(specs.map((spec) => [spec]))('logging.spec %j: the chart refuses exactly what the service refuses', (spec) => {
+    let serviceError: string | undefined;
+    try {
+      parseLogSpec(spec);
+    } catch (error) {
+      serviceError = (error as Error).message;
+    }
+    if (spec === '') {
+      // The schema keeps minLength 1 (an empty value is always a mistake in values); the service reads '' as info.
+      expect(renderFailure({ setJson: { 'logging.spec': spec } })).toContain('logging.spec');
+      return;
+    }
+    if (serviceError === undefined) {
+      expect(render({ setJson: { 'logging.spec': spec } }).yaml).toContain(`value: ${JSON.stringify(spec)}`);
+    } else {
+      const error = renderFailure({ setJson: { 'logging.spec': spec } });
+      expect(error).toContain(`logging.spec=${JSON.stringify(spec)} is not a logging specification the service accepts`);
+      // The same reason as the service gives (bad segment / bad logger name / no logger specified).
+      expect(error).toContain(serviceError.replace(/^invalid logging specification '.*': /, ''));
+      expect(error).toContain('each all lower-case or all upper-case');
+    }
+  });
+
+  test('logging.spec=Debug: refused, naming the value and the levels allowed', () => {
+    const error = renderFailure({ set: { 'logging.spec': 'Debug' } });
+    expect(error).toContain(`logging.spec="Debug" is not a logging specification the service accepts (bad segment 'Debug'`);
+    expect(error).toContain('levels are payload, debug, info, warn, warning, error');
+  });
+
+  test('the logspec ConfigMap initial spec is checked the same way (when the ConfigMap is on)', () => {
+    expect(renderFailure({ set: { 'kubernetes.logspecConfigMap.enabled': true, 'kubernetes.logspecConfigMap.initialSpec': 'Info' } })).toContain(
+      `kubernetes.logspecConfigMap.initialSpec="Info" is not a logging specification`,
+    );
+  });
+
+  test.each([
+    ['3s', 'startup', 3],
+    ['3000ms', 'startup', 3],
+    ['1m', 'startup', 3],
+    ['4s', 'liveness', 10],
+  ])('config.healthCheck.timeout=%s is refused when not below probes.%s.timeoutSeconds', (timeout, kind, failing) => {
+    const set: Record<string, string | number> = { 'config.healthCheck.timeout': timeout };
+    // Only one probe too short: the others raised above the timeout.
+    for (const other of ['startup', 'liveness', 'readiness']) set[`probes.${other}.timeoutSeconds`] = other === kind ? failing : 100;
+    if (kind === 'liveness') set['probes.liveness.timeoutSeconds'] = 4;
+    const error = renderFailure({ set });
+    expect(error).toContain(`config.healthCheck.timeout=${timeout} is not below probes.${kind}.timeoutSeconds=`);
+    expect(error).toContain('the probe fails and the pod restarts');
+  });
+
+  test('config.healthCheck.timeout just below the probes renders; without probes or with an existing ConfigMap it is not compared', () => {
+    expect(render({ set: { 'config.healthCheck.timeout': '2999ms' } }).objects.length).toBeGreaterThan(0);
+    expect(render({ set: { 'config.healthCheck.timeout': '1m', 'probes.enabled': false } }).objects.length).toBeGreaterThan(0);
+    expect(render({ set: { 'config.healthCheck.timeout': '1m', 'config.existingConfigMap': 'mine' } }).objects.length).toBeGreaterThan(0);
+  });
+
+  test.each([
+    ['peer', 'CORE_METRICS_PROVIDER', 'statsd'],
+    ['peer', 'CORE_METRICS_PROVIDER', 'disabled'],
+    ['orderer', 'ORDERER_METRICS_PROVIDER', 'statsd'],
+  ])('%s: env.%s=%s with a ServiceMonitor is refused (env overrides config.metrics.provider)', (dialect, name, value) => {
+    const error = renderFailure({ set: { dialect, 'serviceMonitor.force': true, [`env.${name}`]: value } });
+    expect(error).toContain(`serviceMonitor.enabled=true needs the prometheus metrics provider, but env.${name}="${value}" overrides config.metrics.provider`);
+    // Without a ServiceMonitor the override is the user's choice, and NOTES.txt shows no /metrics line.
+    const notes = renderNotes({ set: { dialect, [`env.${name}`]: value } });
+    expect(notes).toContain('/healthz');
+    expect(notes).toMatch(/^ *curl .*\/healthz$/m);
+    expect(notes).not.toMatch(/^ *curl .*\/metrics$/m);
+  });
+
+  test('tls.provider=none with clientAuthRequired=true is refused (it would be silently dropped), with or without probes', () => {
+    for (const probes of [true, false]) {
+      const error = renderFailure({ set: { 'tls.provider': 'none', 'tls.clientAuthRequired': true, 'probes.enabled': probes } });
+      expect(error).toContain('tls.clientAuthRequired=true needs TLS, but tls.provider=none serves plain HTTP');
+      expect(error).toContain('Set tls.provider=certManager or existingSecrets, or tls.clientAuthRequired=false');
+    }
+  });
+
+  test.each([
+    ['720h', '720h'],
+    ['2160h', '2160h'],
+    ['2h', '90m'],
+  ])('tls.certManager.renewBefore >= duration is refused (duration %s, renewBefore %s)', (duration, renewBefore) => {
+    const set = { 'tls.certManager.duration': duration, 'tls.certManager.renewBefore': renewBefore };
+    if (duration === '2h') {
+      // 90m < 2h: renders (the comparison reads the units).
+      return expect(render({ set }).objects.length).toBeGreaterThan(0);
+    }
+    expect(renderFailure({ set })).toContain(`tls.certManager.renewBefore=${renewBefore} is not shorter than tls.certManager.duration=${duration}`);
+  });
+
+  test('renewBefore is not compared when cert-manager is not the provider', () => {
+    expect(render({ set: { 'tls.provider': 'none', 'tls.certManager.renewBefore': '9999h' } }).objects.length).toBeGreaterThan(0);
+  });
+
+  test.each([
+    ['nameOverride', 'Peer_Ops'],
+    ['nameOverride', 'ops.peer'],
+    ['nameOverride', '-ops'],
+    ['nameOverride', 'ops-'],
+    ['fullnameOverride', 'Peer0'],
+    ['fullnameOverride', '0peer'],
+  ])('%s=%s (not a DNS label) is refused', (key, value) => {
+    const error = renderFailure({ set: { [key]: value } });
+    expect(error).toContain(`${key}="${value}" is not a DNS label`);
+    expect(error).toContain("lower-case letters, digits and '-'");
+  });
+
+  test('DNS-label overrides render valid objects', () => {
+    const { objects } = render({ set: { nameOverride: '0ops' } });
+    expect(objects.map((o) => o.metadata.name)).toContain('peer0-0ops');
+    expect(validateObjects(render({ set: { fullnameOverride: 'ops-a1' } }).objects).flatMap((r) => r.errors)).toEqual([]);
+  });
+
+  test.each([
+    ['--set', 'env.FOO=1', 'env.FOO=1 is a number'],
+    ['--set', 'env.FOO=true', 'env.FOO=true is a boolean'],
+  ])('%s %s is refused with the hint to use --set-string', (flag, assignment, message) => {
+    const run = helm(['template', 'peer0', chartDir, flag, assignment]);
+    expect(run.status).not.toBe(0);
+    expect(run.stderr).toContain(message);
+    expect(run.stderr).toContain(`use --set-string ${assignment}`);
+    const ok = helm(['template', 'peer0', chartDir, '--set-string', assignment]);
+    expect(ok.stderr).toBe('');
+    expect(ok.stdout).toContain(`value: "${assignment.split('=')[1]}"`);
+  });
+});
+
+describe('NOTES.txt and Pod Security (issue 21 item 18)', () => {
+  test('with runtimeSocket.enabled it says the pod needs a privileged namespace, and the label to set', () => {
+    const notes = renderNotes({ set: { 'runtimeSocket.enabled': true, 'runtimeSocket.runtime': 'crio' }, namespace: 'org7' });
+    expect(notes).toContain('hostPath');
+    expect(notes).toContain('the baseline and restricted Pod Security levels forbid');
+    expect(notes).toContain('(/var/run/crio/crio.sock)');
+    expect(notes).toContain('kubectl label namespace org7 pod-security.kubernetes.io/enforce=privileged --overwrite');
+  });
+
+  test('without the socket it says nothing about Pod Security', () => {
+    const notes = renderNotes();
+    expect(notes).toContain('helm test');
+    expect(notes).not.toContain('Pod Security');
+    expect(notes).not.toContain('pod-security.kubernetes.io');
+  });
+
+  test("the chart's README states it beside the runtime socket", () => {
+    const readme = readFileSync(path.join(chartDir, 'README.md'), 'utf8');
+    expect(readme).toMatch(/Runtime socket[\s\S]*hostPath[\s\S]*pod-security\.kubernetes\.io\/enforce=privileged/);
   });
 });

@@ -3,7 +3,7 @@
  * uses, the job/instance variables, unique ids, a layout without overlaps, and the service's
  * metrics it must show. Its PromQL runs against a real Prometheus in prometheus-live.test.ts.
  */
-import { allPanels, dashboardQueries, readDashboard } from './deploy-files';
+import { allPanels, dashboardQueries, readDashboard, readRules } from './deploy-files';
 
 const dashboard = readDashboard();
 const panels = allPanels(dashboard);
@@ -90,9 +90,30 @@ describe('the Grafana dashboard', () => {
       'nodejs_eventloop_lag_p99_seconds',
       'nodejs_heap_size_used_bytes',
       'fabric_version',
+      'operations_tls_certificate_expiry_timestamp_seconds',
+      'operations_tls_reload_failures_total',
+      'operations_connections_refused_total',
+      'chaincode_transactions_total',
+      'chaincode_transaction_duration_seconds_bucket',
+      'chaincode_transactions_in_flight',
     ]) {
       expect(exprs).toContain(needed);
     }
     expect(exprs).toMatch(/sum by \(level\) \(rate\(logging_entries_written_total/);
+  });
+
+  test("the certificate expiry panel turns red at the alert's 14 days and orange at 30", () => {
+    const panel = dataPanels.find((p) => p.targets?.some((t) => t.expr.includes('operations_tls_certificate_expiry_timestamp_seconds')));
+    expect(panel?.title).toBe('Time until certificate expiry');
+    const rules = readRules().groups.flatMap((group) => group.rules);
+    expect(rules.map((rule) => rule.expr)).toContain('operations_tls_certificate_expiry_timestamp_seconds - time() < 14 * 86400');
+    const steps = (panel as unknown as { fieldConfig: { defaults: { unit: string; thresholds: { steps: { color: string; value: number | null }[] } } } })
+      .fieldConfig.defaults;
+    expect(steps.unit).toBe('s');
+    expect(steps.thresholds.steps).toEqual([
+      { color: 'red', value: null },
+      { color: 'orange', value: 14 * 86400 },
+      { color: 'green', value: 30 * 86400 },
+    ]);
   });
 });

@@ -2,17 +2,23 @@
  * deploy/ against a real Prometheus: the shipped prometheus.yml (paths and target pointed at a
  * test PKI and a running fabric-ops, intervals shortened) passes `promtool check config`, scrapes
  * /metrics over mutual TLS and loads alert-rules.yaml; while the test causes traffic (requests
- * to every route, refused ones, logspec changes, log lines at every level, a failing checker),
+ * to every route, refused ones, logspec changes, log lines at every level, a failing checker,
+ * chaincode transactions through the chaincode's own instrument, connections over maxConnections,
+ * a certificate reload that fails),
  * every PromQL expression of the Grafana dashboard returns data, the variables find the job and
  * the instance, and the alerts for the failing checker and the 401s go pending.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { X509Certificate } from 'node:crypto';
 import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { parse, stringify } from 'yaml';
 import { startOperationsSystem, type OperationsSystem } from '../../src';
+import { createTransactionMetrics, TransactionInstrument } from '../../src/chaincode/transactions';
+import type { ShimChaincode } from '../../src/chaincode/shim-types';
 import { testConfig } from '../support/config';
 import { request } from '../support/http';
 import { createTestPki, type TestPki } from '../support/pki';
@@ -51,6 +57,34 @@ let api: string;
 let target: string;
 let traffic: NodeJS.Timeout | undefined;
 const trafficErrors: string[] = [];
+/** The service's own serving pair, copied so that the test can break it (a failing reload). */
+let serverCert: string;
+const maxConnections = 16;
+/** A chaincode (no contract metadata: the function is the first argument) behind the instrument fabric-ops/chaincode wraps chaincodes in. */
+let chaincode: ShimChaincode;
+
+function invoke(fn: string, round: number): Promise<unknown> {
+  return chaincode.Invoke({ getBufferArgs: () => [Buffer.from(fn)], getChannelID: () => 'mychannel', getTxID: () => `tx-${fn}-${round}` });
+}
+
+/** Opens more connections than maxConnections at once (bounded: twice the limit), then closes them. */
+async function exceedMaxConnections(port: number): Promise<void> {
+  const sockets: Socket[] = [];
+  await Promise.all(
+    Array.from({ length: maxConnections * 2 }, () => {
+      const socket = connect(port, '127.0.0.1');
+      sockets.push(socket);
+      socket.on('error', () => undefined);
+      return new Promise<void>((done) => {
+        socket.once('connect', () => done());
+        socket.once('close', () => done());
+        setTimeout(done, 2_000).unref();
+      });
+    }),
+  );
+  await new Promise((r) => setTimeout(r, 300));
+  for (const socket of sockets) socket.destroy();
+}
 
 /** One round of everything the dashboard shows. */
 async function causeTraffic(round: number): Promise<void> {
@@ -73,6 +107,8 @@ async function causeTraffic(round: number): Promise<void> {
   log.info('an info line', { round });
   log.warn('a warning', { round });
   log.error('an error', { round });
+  await invoke('transfer', round);
+  await invoke('fail', round);
 }
 
 function startTraffic(): void {
@@ -152,6 +188,9 @@ function expectedLabelValues(expr: string): Record<string, string[]> {
   }
   if (/by \([^)]*\bcode\b/.test(expr)) expected.code = ['200', '204', '400', '401', '404', '503'];
   if (/by \([^)]*\blevel\b/.test(expr)) expected.level = ['debug', 'error', 'info', 'warn'];
+  if (/by \([^)]*\bcertificate\b/.test(expr)) expected.certificate = ['client_ca', 'server'];
+  if (/by \([^)]*\boutcome\b/.test(expr)) expected.outcome = ['error', 'success'];
+  if (/by \([^)]*\bfunction\b/.test(expr)) expected.function = ['fail', 'transfer'];
   if (/by \([^)]*\bcomponent\b/.test(expr) || /^health_check_status\{/.test(expr)) expected.component = ['gossip', 'ledger'];
   return expected;
 }
@@ -159,13 +198,18 @@ function expectedLabelValues(expr: string): Record<string, string[]> {
 beforeAll(async () => {
   requireCommand('prometheus');
   pki = await createTestPki();
+  dir = await mkdtemp(join(tmpdir(), 'fabric-ops-deploy-'));
+  serverCert = join(dir, 'server.crt');
+  await copyFile(pki.server.cert, serverCert);
+  await copyFile(pki.server.key, join(dir, 'server.key'));
   system = await startOperationsSystem({
     config: testConfig({
       operations: {
+        maxConnections,
         tls: {
           enabled: true,
-          certFile: pki.server.cert,
-          keyFile: pki.server.key,
+          certFile: serverCert,
+          keyFile: join(dir, 'server.key'),
           // Off so that a request without a certificate reaches the server and is answered 401.
           clientAuthRequired: false,
           clientRootCAFiles: [pki.clientCA.cert],
@@ -177,10 +221,18 @@ beforeAll(async () => {
   });
   system.registerChecker('ledger', { check: async () => ({ ok: false, reason: 'ledger is rebuilding' }) });
   system.registerChecker('gossip', { check: async () => ({ ok: true }) });
+  const instrument = new TransactionInstrument();
+  instrument.attach(createTransactionMetrics(system.metrics));
+  chaincode = instrument.wrap({
+    Init: async () => ({ status: 200 }),
+    Invoke: async (stub) => ({ status: stub.getBufferArgs()[0]?.toString() === 'fail' ? 500 : 200 }),
+  });
   target = `127.0.0.1:${new URL(system.url).port}`;
+  await exceedMaxConnections(Number(new URL(system.url).port));
+  // A rotation gone wrong: the watcher finds a certificate it cannot load, counts it, keeps serving.
+  await writeFile(serverCert, 'not a certificate\n');
   startTraffic();
 
-  dir = await mkdtemp(join(tmpdir(), 'fabric-ops-deploy-'));
   const shipped = parse(await readFile(prometheusConfigFile, 'utf8')) as PrometheusConfig;
   await writeFile(join(dir, 'prometheus.yml'), stringify(testPrometheusConfig(shipped)));
   await copyFile(rulesFile, join(dir, 'alert-rules.yaml'));
@@ -288,6 +340,38 @@ describe('the Grafana dashboard against the real Prometheus', () => {
     expect(await valueOf(up)).toEqual({ up: '1' });
     expect(await valueOf(failing)).toEqual({ '': '1' });
     expect(await valueOf(status)).toEqual({ gossip: '1', ledger: '0' });
+  });
+
+  test("the TLS panels show the certificates' lifetimes and the failed reload; the refused connections are counted", async () => {
+    const samples = async (expr: string): Promise<VectorSample[]> =>
+      (await apiGet<{ result: VectorSample[] }>(`/api/v1/query?query=${encodeURIComponent(expand(expr))}`)).result;
+    const exprs = new Set(queries.map((q) => q.expr));
+    const expiry = 'min by (instance, certificate) (operations_tls_certificate_expiry_timestamp_seconds{job=~"$job", instance=~"$instance"} - time())';
+    expect(exprs).toContain(expiry);
+    const lifetimes: Record<string, number> = Object.fromEntries((await samples(expiry)).map((sample) => [sample.metric.certificate, Number(sample.value[1])]));
+    const secondsLeft = (pem: string): number => (Date.parse(new X509Certificate(pem).validTo) - Date.now()) / 1000;
+    expect(Math.abs((lifetimes.server ?? 0) - secondsLeft(pki.server.certPem))).toBeLessThan(120);
+    expect(Math.abs((lifetimes.client_ca ?? 0) - secondsLeft(pki.clientCA.certPem))).toBeLessThan(120);
+    // The raw counters behind the reload and refused-connection panels.
+    const failures = await poll('a counted reload failure', async () => {
+      const value = Number((await samples('operations_tls_reload_failures_total{job=~"$job", instance=~"$instance"}'))[0]?.value[1] ?? 0);
+      return value >= 1 ? value : undefined;
+    });
+    expect(failures).toBe(1);
+    const refused = Number((await samples('operations_connections_refused_total{job=~"$job", instance=~"$instance"}'))[0]?.value[1] ?? 0);
+    expect(refused).toBeGreaterThanOrEqual(1);
+    expect(refused).toBeLessThanOrEqual(maxConnections * 2);
+  });
+
+  test('the chaincode panels show the transactions by function and outcome', async () => {
+    const transactions =
+      'sum by (channel, contract, function, outcome) (rate(chaincode_transactions_total{job=~"$job", instance=~"$instance"}[$__rate_interval]))';
+    expect(queries.map((q) => q.expr)).toContain(transactions);
+    const data = await apiGet<{ result: VectorSample[] }>(`/api/v1/query?query=${encodeURIComponent(expand(transactions))}`);
+    expect(data.result.map((sample) => `${sample.metric.channel} ${sample.metric.function} ${sample.metric.outcome}`).sort()).toEqual([
+      'mychannel fail error',
+      'mychannel transfer success',
+    ]);
   });
 });
 

@@ -182,6 +182,22 @@ an existing ConfigMap cannot contradict the pod (or bring back vm.endpoint's Doc
 {{- if or .Values.kubernetes.events.enabled .Values.kubernetes.logspecConfigMap.enabled }}true{{ end -}}
 {{- end -}}
 
+{{/* Whether the chart creates the ServiceAccount: serviceAccount.create, or (null) when the Kubernetes integration needs one. */}}
+{{- define "fabric-ops.serviceAccountCreate" -}}
+{{- if kindIs "invalid" .Values.serviceAccount.create -}}
+{{- include "fabric-ops.kubernetesApi" . -}}
+{{- else if .Values.serviceAccount.create -}}true{{- end -}}
+{{- end -}}
+
+{{/* The pods' ServiceAccount; empty: the namespace's default (no serviceAccountName). */}}
+{{- define "fabric-ops.serviceAccountName" -}}
+{{- if include "fabric-ops.serviceAccountCreate" . -}}
+{{- default (include "fabric-ops.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
 {{/* Name of the logspec ConfigMap the chart creates; empty when the watch is off. */}}
 {{- define "fabric-ops.logspecConfigMapName" -}}
 {{- if .Values.kubernetes.logspecConfigMap.enabled }}{{ printf "%s-logspec" (include "fabric-ops.fullname" .) | trunc 63 | trimSuffix "-" }}{{ end -}}
@@ -197,6 +213,40 @@ Render-time refusals: combinations that cannot work, with why and what to set in
 Included by the Deployment, so every render runs it.
 */}}
 {{- define "fabric-ops.validate" -}}
+{{- range $name, $value := .Values.env -}}
+{{- if not (kindIs "string" $value) -}}
+{{- fail (printf "env.%s=%v is a %s, but environment values are strings: use --set-string env.%s=%v (not --set), or quote it in a values file (%s: \"%v\")" $name $value (ternary "boolean" "number" (kindIs "bool" $value)) $name $value $name $value) -}}
+{{- end -}}
+{{- end -}}
+{{- range $key := list "nameOverride" "fullnameOverride" -}}
+{{- $value := index $.Values $key -}}
+{{- $pattern := ternary `^[a-z]([-a-z0-9]*[a-z0-9])?$` `^[a-z0-9]([-a-z0-9]*[a-z0-9])?$` (eq $key "fullnameOverride") -}}
+{{- if and $value (not (regexMatch $pattern $value)) -}}
+{{- fail (printf "%s=%q is not a DNS label, so the objects named from it would be invalid: use lower-case letters, digits and '-', starting with a %s and ending with a letter or digit, at most 63 characters (e.g. peer0-ops)" $key $value (ternary "letter (it names the Service)" "letter or digit" (eq $key "fullnameOverride"))) -}}
+{{- end -}}
+{{- end -}}
+{{- include "fabric-ops.validateLogSpec" (dict "key" "logging.spec" "spec" .Values.logging.spec) -}}
+{{- if .Values.kubernetes.logspecConfigMap.enabled -}}
+{{- include "fabric-ops.validateLogSpec" (dict "key" "kubernetes.logspecConfigMap.initialSpec" "spec" .Values.kubernetes.logspecConfigMap.initialSpec) -}}
+{{- end -}}
+{{- if and .Values.tls.clientAuthRequired (not (include "fabric-ops.tlsEnabled" .)) -}}
+{{- fail "tls.clientAuthRequired=true needs TLS, but tls.provider=none serves plain HTTP, where no client certificate can be asked for (the setting would be silently dropped and every endpoint left open). Set tls.provider=certManager or existingSecrets, or tls.clientAuthRequired=false" -}}
+{{- end -}}
+{{- if and .Values.probes.enabled (not .Values.config.existingConfigMap) -}}
+{{- $timeoutMs := float64 (include "fabric-ops.durationMs" .Values.config.healthCheck.timeout) -}}
+{{- range $kind := list "startup" "liveness" "readiness" -}}
+{{- $seconds := (index $.Values.probes $kind).timeoutSeconds -}}
+{{- if ge $timeoutMs (float64 (mul $seconds 1000)) -}}
+{{- fail (printf "config.healthCheck.timeout=%s is not below probes.%s.timeoutSeconds=%v: a health check that runs into its timeout answers after kubelet has given up, so the probe fails and the pod restarts. Set config.healthCheck.timeout below %vs (the default: 2s against 3) or raise probes.%s.timeoutSeconds" $.Values.config.healthCheck.timeout $kind $seconds $seconds $kind) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- if eq .Values.tls.provider "certManager" -}}
+{{- $cm := .Values.tls.certManager -}}
+{{- if ge (float64 (include "fabric-ops.durationMs" $cm.renewBefore)) (float64 (include "fabric-ops.durationMs" $cm.duration)) -}}
+{{- fail (printf "tls.certManager.renewBefore=%s is not shorter than tls.certManager.duration=%s: cert-manager refuses such a Certificate (a certificate cannot be renewed before it is issued). Set renewBefore below duration (the defaults: duration 2160h, renewBefore 720h)" $cm.renewBefore $cm.duration) -}}
+{{- end -}}
+{{- end -}}
 {{- if has .Values.operations.listenHost (list "127.0.0.1" "localhost" "::1") -}}
 {{- fail (printf "operations.listenHost=%s is reachable only from inside the pod: the probes, the Service and Prometheus could not connect. Use 0.0.0.0 (or :: for IPv6)" .Values.operations.listenHost) -}}
 {{- end -}}
@@ -210,7 +260,16 @@ Included by the Deployment, so every render runs it.
 {{- end -}}
 {{- end -}}
 {{- end -}}
-{{- if and (include "fabric-ops.serviceMonitorRendered" .) (ne .Values.config.metrics.provider "prometheus") -}}
+{{- $providerVar := include "fabric-ops.metricsProviderVar" . -}}
+{{- if and (include "fabric-ops.serviceMonitorRendered" .) (ne (include "fabric-ops.metricsProvider" .) "prometheus") -}}
+{{- range .Values.extraEnv -}}
+{{- if eq .name $providerVar -}}
+{{- fail (printf "serviceMonitor.enabled=true needs the prometheus metrics provider, but extraEnv sets %s=%q, which overrides config.metrics.provider (/metrics would answer 404); drop it and set config.metrics.provider instead, or set serviceMonitor.enabled=false" $providerVar (include "fabric-ops.metricsProvider" $)) -}}
+{{- end -}}
+{{- end -}}
+{{- if hasKey .Values.env $providerVar -}}
+{{- fail (printf "serviceMonitor.enabled=true needs the prometheus metrics provider, but env.%s=%q overrides config.metrics.provider (/metrics would answer 404); drop env.%s and set config.metrics.provider instead, or set serviceMonitor.enabled=false" $providerVar (index .Values.env $providerVar) $providerVar) -}}
+{{- end -}}
 {{- fail (printf "serviceMonitor.enabled=true needs config.metrics.provider=prometheus (it is %q: /metrics would answer 404); set serviceMonitor.enabled=false or the provider to prometheus" .Values.config.metrics.provider) -}}
 {{- end -}}
 {{- if and .Values.podDisruptionBudget.enabled (not (kindIs "invalid" .Values.podDisruptionBudget.minAvailable)) (not (kindIs "invalid" .Values.podDisruptionBudget.maxUnavailable)) -}}
@@ -228,6 +287,97 @@ Included by the Deployment, so every render runs it.
 {{- fail (printf "env.%s is set by the chart (it must match the pod's mounts, port and runtime socket); use the chart's values instead: operations.*, tls.*, runtimeSocket.*, logging.*" $name) -}}
 {{- end -}}
 {{- end -}}
+{{- if include "fabric-ops.kubernetesApi" . -}}
+{{- $managed = concat $managed (list "POD_NAME" "POD_NAMESPACE" "POD_UID" "NODE_NAME") -}}
+{{- end -}}
+{{- $seen := dict -}}
+{{- range $i, $var := .Values.extraEnv -}}
+{{- if has $var.name $managed -}}
+{{- fail (printf "extraEnv[%d].name=%s is set by the chart (it must match the pod's mounts, port, runtime socket and downward API); use the chart's values instead: operations.*, tls.*, runtimeSocket.*, logging.*, kubernetes.*" $i $var.name) -}}
+{{- end -}}
+{{- if or (hasKey $.Values.env $var.name) (hasKey $seen $var.name) -}}
+{{- fail (printf "extraEnv[%d].name=%s is already set (%s): give each variable once, in env or extraEnv" $i $var.name (ternary "in env" "earlier in extraEnv" (hasKey $.Values.env $var.name))) -}}
+{{- end -}}
+{{- $_ := set $seen $var.name true -}}
+{{- end -}}
+{{- $volumes := list "config" "tls-server" "tls-client-ca" "runtime-socket" -}}
+{{- range $i, $volume := .Values.extraVolumes -}}
+{{- if has $volume.name $volumes -}}
+{{- fail (printf "extraVolumes[%d].name=%s is taken: the chart's volumes are %s; choose another name" $i $volume.name (join ", " (list "config" "tls-server" "tls-client-ca" "runtime-socket"))) -}}
+{{- end -}}
+{{- $volumes = append $volumes $volume.name -}}
+{{- end -}}
+{{- $paths := list (include "fabric-ops.configDir" .) -}}
+{{- if include "fabric-ops.tlsEnabled" . -}}{{- $paths = concat $paths (list (include "fabric-ops.serverTlsDir" .) (include "fabric-ops.clientCADir" .)) -}}{{- end -}}
+{{- if .Values.runtimeSocket.enabled -}}{{- $paths = append $paths (include "fabric-ops.runtimeSocketPath" .) -}}{{- end -}}
+{{- range $i, $mount := .Values.extraVolumeMounts -}}
+{{- if has (trimSuffix "/" $mount.mountPath) $paths -}}
+{{- fail (printf "extraVolumeMounts[%d].mountPath=%s is where the chart mounts its own files (%s); choose another path" $i $mount.mountPath (join ", " $paths)) -}}
+{{- end -}}
+{{- end -}}
+{{- if and (include "fabric-ops.kubernetesApi" .) (not (include "fabric-ops.serviceAccountName" .)) -}}
+{{- fail "kubernetes.events.enabled / kubernetes.logspecConfigMap.enabled need a ServiceAccount to bind the Role to, but serviceAccount.create=false and serviceAccount.name is empty: set serviceAccount.name to an existing account, or serviceAccount.create=true (or null)" -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+A Fabric logging specification, checked as the service parses it (src/logging/spec.ts and
+levels.ts): segments split on ":", each empty, a level, or <logger>[,<logger>...]=<level>; levels in
+all-lower or all-upper case only; logger names are [A-Za-z0-9_#-] words joined by single dots, with
+an optional trailing "." (that logger only). The service exits 2 on anything else.
+*/}}
+{{- define "fabric-ops.validateLogSpec" -}}
+{{- $level := `^(payload|debug|info|warn|warning|error|dpanic|panic|fatal|notice|critical|PAYLOAD|DEBUG|INFO|WARN|WARNING|ERROR|DPANIC|PANIC|FATAL|NOTICE|CRITICAL)$` -}}
+{{- $loggerName := `^[A-Za-z0-9_#-]+(\.[A-Za-z0-9_#-]+)*\.?$` -}}
+{{- $allowed := "levels are payload, debug, info, warn, warning, error, dpanic, panic, fatal, notice, critical, each all lower-case or all upper-case; the form is [<logger>[,<logger>...]=]<level>[:...], e.g. info or health=debug:info" -}}
+{{- range $segment := splitList ":" .spec -}}
+{{- $parts := splitList "=" $segment -}}
+{{- $problem := "" -}}
+{{- if eq (len $parts) 1 -}}
+{{- if and (ne $segment "") (not (regexMatch $level $segment)) -}}{{- $problem = printf "bad segment '%s'" $segment -}}{{- end -}}
+{{- else if eq (len $parts) 2 -}}
+{{- $names := index $parts 0 -}}
+{{- if eq $names "" -}}
+{{- $problem = printf "no logger specified in segment '%s'" $segment -}}
+{{- else if not (regexMatch $level (index $parts 1)) -}}
+{{- $problem = printf "bad segment '%s'" $segment -}}
+{{- else -}}
+{{- range $name := splitList "," $names -}}
+{{- if and (not $problem) (not (regexMatch $loggerName $name)) -}}{{- $problem = printf "bad logger name '%s'" $name -}}{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- else -}}
+{{- $problem = printf "bad segment '%s'" $segment -}}
+{{- end -}}
+{{- if $problem -}}
+{{- fail (printf "%s=%q is not a logging specification the service accepts (%s; it would exit at start): %s" $.key $.spec $problem $allowed) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* A Go duration (the schema checked its syntax) in milliseconds, as a float. */}}
+{{- define "fabric-ops.durationMs" -}}
+{{- $perUnit := dict "ns" 0.000001 "us" 0.001 "µs" 0.001 "ms" 1.0 "s" 1000.0 "m" 60000.0 "h" 3600000.0 -}}
+{{- $total := 0.0 -}}
+{{- range $part := regexFindAll `[0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h)` . -1 -}}
+{{- $number := regexFind `^[0-9]+(\.[0-9]+)?` $part -}}
+{{- $total = addf $total (mulf (float64 $number) (get $perUnit (trimPrefix $number $part))) -}}
+{{- end -}}
+{{- $total -}}
+{{- end -}}
+
+{{/* The variable that overrides the metrics provider (CORE_METRICS_PROVIDER, ORDERER_METRICS_PROVIDER). */}}
+{{- define "fabric-ops.metricsProviderVar" -}}
+{{- include "fabric-ops.envName" (dict "dialect" .Values.dialect "key" (ternary "Metrics.Provider" "metrics.provider" (eq .Values.dialect "orderer"))) -}}
+{{- end -}}
+
+{{/* The provider the service will use: env's variable wins over the file, as in Fabric. */}}
+{{- define "fabric-ops.metricsProvider" -}}
+{{- $var := include "fabric-ops.metricsProviderVar" . -}}
+{{- $provider := .Values.config.metrics.provider -}}
+{{- if hasKey .Values.env $var -}}{{- $provider = index .Values.env $var -}}{{- end -}}
+{{- range .Values.extraEnv -}}{{- if and (eq .name $var) (hasKey . "value") -}}{{- $provider = .value -}}{{- end -}}{{- end -}}
+{{- $provider -}}
 {{- end -}}
 
 {{- define "fabric-ops.monitoringApi" -}}
