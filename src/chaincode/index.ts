@@ -13,19 +13,19 @@ import type { Logger } from '../logging/types';
 import { OperationsSystem, type StartOptions } from '../system';
 import { installServerHook } from './server-hook';
 import { ChaincodeServerState } from './server-state';
-import { chaincodeConfigEnv, chaincodeHealthSettings, type ChaincodeHealthOptions } from './settings';
+import { chaincodeConfigEnv, chaincodeHealthSettings, chaincodeMaxFunctionNames, type ChaincodeHealthOptions, type ChaincodeMetricsOptions } from './settings';
 import { ShimLogGovernor } from './shim-logging';
 import type { ShimModule, ShimServerClass, WinstonLoggerModule } from './shim-types';
-import { createTransactionMetrics, TransactionInstrument } from './transactions';
+import { createTransactionMetrics, FunctionNames, TransactionInstrument } from './transactions';
 
-export { chaincodeEnv, defaultRegistrationTimeoutMs, defaultStuckTimeoutMs, type ChaincodeHealthOptions } from './settings';
-export { durationBuckets, unknownName, type Outcome } from './transactions';
+export { chaincodeEnv, defaultRegistrationTimeoutMs, defaultStuckTimeoutMs, type ChaincodeHealthOptions, type ChaincodeMetricsOptions } from './settings';
+export { defaultMaxFunctionNames, durationBuckets, maxFunctionNameLength, otherName, unknownName, type Outcome } from './transactions';
 export { fabricLoggerName } from './logger-names';
 
 /** The health checker's component name in /healthz. */
 export const chaincodeComponent = 'chaincode';
 
-export interface ChaincodeOperationsOptions extends Omit<StartOptions, 'logging'>, ChaincodeHealthOptions {
+export interface ChaincodeOperationsOptions extends Omit<StartOptions, 'logging'>, ChaincodeHealthOptions, ChaincodeMetricsOptions {
   /**
    * Called when the operations service cannot start (bad configuration, port in use); the
    * chaincode server then refuses to start too. Default: one `fabric-ops: <problem>` line per
@@ -104,6 +104,7 @@ export function enableChaincodeOperations(options: ChaincodeOperationsOptions = 
   if (enabled) throw new FabricOpsError('fabric-ops chaincode operations are already enabled in this process');
   const env = options.env ?? process.env;
   const settings = chaincodeHealthSettings(options, env);
+  const maxFunctionNames = chaincodeMaxFunctionNames(options, env);
   const logging = loggingFromEnvironment(env, options.logStream);
   const governor = new ShimLogGovernor(parseLogSpec(logging.getSpec()));
   logging.onSpecChange((spec) => governor.setSpec(spec));
@@ -115,12 +116,12 @@ export function enableChaincodeOperations(options: ChaincodeOperationsOptions = 
   if (contractApiLogger !== null) governor.install('contractapi', contractApiLogger);
   enabled = true;
 
-  const instrument = new TransactionInstrument();
+  const instrument = new TransactionInstrument(new FunctionNames(maxFunctionNames));
   const state = new ChaincodeServerState(settings);
   const pendingCheckers = new Map<string, HealthChecker>();
   let system: OperationsSystem | null = null;
 
-  const { onStartError, registrationTimeoutMs: _r, stuckTimeoutMs: _s, ...startOptions } = options;
+  const { onStartError, registrationTimeoutMs: _r, stuckTimeoutMs: _s, maxFunctionNames: _m, ...startOptions } = options;
   const ready = OperationsSystem.start({
     ...startOptions,
     env: chaincodeConfigEnv(env, options.config !== undefined || (options.configFile ?? '') !== ''),

@@ -1,7 +1,7 @@
 import { ConfigError } from '../../../src/errors';
 import { fabricLoggerName, winstonLevel } from '../../../src/chaincode/logger-names';
 import { ChaincodeServerState } from '../../../src/chaincode/server-state';
-import { chaincodeConfigEnv, chaincodeHealthSettings } from '../../../src/chaincode/settings';
+import { chaincodeConfigEnv, chaincodeHealthSettings, chaincodeMaxFunctionNames } from '../../../src/chaincode/settings';
 import { outcomeOf, resolveFunction, type ContractCatalogue, type RunningTransaction } from '../../../src/chaincode/transactions';
 
 const catalogue: ContractCatalogue = {
@@ -142,6 +142,17 @@ describe('chaincode settings', () => {
     expect(() => chaincodeHealthSettings({}, { FABRIC_OPS_CHAINCODE_STUCK_TIMEOUT: '45' })).toThrow(
       /^FABRIC_OPS_CHAINCODE_STUCK_TIMEOUT: "45" is not a duration/,
     );
+  });
+
+  test('the cap on plain-chaincode function names: option, then FABRIC_OPS_CHAINCODE_MAX_FUNCTIONS, then 100; bad values named', () => {
+    expect(chaincodeMaxFunctionNames({}, {})).toBe(100);
+    expect(chaincodeMaxFunctionNames({}, { FABRIC_OPS_CHAINCODE_MAX_FUNCTIONS: '20' })).toBe(20);
+    expect(chaincodeMaxFunctionNames({ maxFunctionNames: 0 }, { FABRIC_OPS_CHAINCODE_MAX_FUNCTIONS: '20' })).toBe(0);
+    expect(() => chaincodeMaxFunctionNames({}, { FABRIC_OPS_CHAINCODE_MAX_FUNCTIONS: 'lots' })).toThrow(
+      /^FABRIC_OPS_CHAINCODE_MAX_FUNCTIONS: "lots" is not a whole number from 0 to 10000$/,
+    );
+    expect(() => chaincodeMaxFunctionNames({}, { FABRIC_OPS_CHAINCODE_MAX_FUNCTIONS: '20000' })).toThrow(ConfigError);
+    expect(() => chaincodeMaxFunctionNames({ maxFunctionNames: 1.5 }, {})).toThrow(/^maxFunctionNames: must be a whole number from 0 to 10000; got 1.5$/);
   });
 
   test('chaincode defaults (prometheus, no runtime checker) only with the embedded configuration, explicit variables win', () => {
