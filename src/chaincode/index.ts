@@ -5,13 +5,14 @@
  * logging under the Fabric logging specification. Loaded as `fabric-ops/chaincode`; the rest
  * of fabric-ops does not depend on fabric-shim.
  */
+import { performance } from 'node:perf_hooks';
 import { ConfigError, DuplicateCheckerError, FabricOpsError, LogSpecError } from '../errors';
 import type { HealthChecker } from '../health/types';
 import { LoggingSystem, type LogFormat } from '../logging/logging-system';
 import { parseLogSpec, type LogSpec } from '../logging/spec';
 import type { Logger } from '../logging/types';
 import { OperationsSystem, type StartOptions } from '../system';
-import { installServerHook } from './server-hook';
+import { installServerHook, type StoppableServer } from './server-hook';
 import { ChaincodeServerState } from './server-state';
 import { chaincodeConfigEnv, chaincodeHealthSettings, chaincodeMaxFunctionNames, type ChaincodeHealthOptions, type ChaincodeMetricsOptions } from './settings';
 import { ShimLogGovernor } from './shim-logging';
@@ -32,7 +33,17 @@ export interface ChaincodeOperationsOptions extends Omit<StartOptions, 'logging'
    * problem on stderr.
    */
   onStartError?: (error: unknown) => void;
+  /**
+   * On SIGTERM or SIGINT: stop the chaincode server(s) and the operations server, then exit 0
+   * (see `shutdown()`); a second signal exits 1 at once. Default true: without it a chaincode
+   * run as PID 1 in a container ignores SIGTERM and is killed at the end of the grace period.
+   * Set false when the embedding application handles signals itself (and calls `shutdown()`).
+   */
+  handleSignals?: boolean;
 }
+
+/** How long running transactions get to finish when the chaincode shuts down. */
+export const shutdownTransactionGraceMs = 5000;
 
 export interface ChaincodeOperations {
   /** Resolves once the operations server listens; rejects when it cannot start. */
@@ -45,6 +56,12 @@ export interface ChaincodeOperations {
   registerChecker(component: string, checker: HealthChecker): void;
   /** Stops the operations server and gives fabric-shim its own server() and loggers back. */
   stop(): Promise<void>;
+  /**
+   * Stops the whole chaincode: waits for running transactions (at most 5 s), closes the
+   * chaincode server(s) and their peer streams, then does `stop()`. What SIGTERM runs; it does
+   * not exit the process.
+   */
+  shutdown(): Promise<void>;
 }
 
 /** Logging whose spec changes are passed on to fabric-shim's and fabric-contract-api's loggers. */
@@ -121,7 +138,7 @@ export function enableChaincodeOperations(options: ChaincodeOperationsOptions = 
   const pendingCheckers = new Map<string, HealthChecker>();
   let system: OperationsSystem | null = null;
 
-  const { onStartError, registrationTimeoutMs: _r, stuckTimeoutMs: _s, maxFunctionNames: _m, ...startOptions } = options;
+  const { onStartError, handleSignals: _h, registrationTimeoutMs: _r, stuckTimeoutMs: _s, maxFunctionNames: _m, ...startOptions } = options;
   const ready = OperationsSystem.start({
     ...startOptions,
     env: chaincodeConfigEnv(env, options.config !== undefined || (options.configFile ?? '') !== ''),
@@ -141,14 +158,61 @@ export function enableChaincodeOperations(options: ChaincodeOperationsOptions = 
   });
   ready.catch(onStartError ?? reportStartError);
 
+  const servers = new Set<StoppableServer>();
+  const chaincodeLogger = logging.getLogger('chaincode');
   const uninstallHook = installServerHook(shim, ServerClass, {
     state,
-    logger: logging.getLogger('chaincode'),
+    servers,
+    logger: chaincodeLogger,
     wrapChaincode: (chaincode) => instrument.wrap(chaincode),
     beforeStart: async () => {
       await ready;
     },
   });
+
+  let shuttingDown: Promise<void> | null = null;
+  const stop = async (): Promise<void> => {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+    uninstallHook();
+    governor.uninstall();
+    enabled = false;
+    const running = await ready.catch(() => null);
+    await running?.stop();
+  };
+  const shutdown = (): Promise<void> => {
+    shuttingDown ??= (async () => {
+      await untilIdle(instrument, shutdownTransactionGraceMs);
+      for (const server of [...servers]) server.forceStop();
+      await stop();
+    })();
+    return shuttingDown;
+  };
+  let signalled = false;
+  function onSignal(signal: NodeJS.Signals): void {
+    if (signalled) {
+      chaincodeLogger.warn(`received ${signal} again; exiting now`);
+      process.exit(1);
+    }
+    signalled = true;
+    chaincodeLogger.info(
+      `received ${signal}; stopping the chaincode server and the operations server (running transactions get up to ${shutdownTransactionGraceMs / 1000}s)`,
+    );
+    shutdown().then(
+      () => {
+        chaincodeLogger.info('stopped');
+        process.exit(0);
+      },
+      (error: unknown) => {
+        process.stderr.write(`fabric-ops: error while stopping: ${error instanceof Error ? error.message : String(error)}\n`);
+        process.exit(1);
+      },
+    );
+  }
+  if (options.handleSignals ?? true) {
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+  }
 
   return {
     ready,
@@ -164,12 +228,15 @@ export function enableChaincodeOperations(options: ChaincodeOperationsOptions = 
       }
       pendingCheckers.set(component, checker);
     },
-    async stop() {
-      uninstallHook();
-      governor.uninstall();
-      enabled = false;
-      const running = await ready.catch(() => null);
-      await running?.stop();
-    },
+    stop,
+    shutdown,
   };
+}
+
+/** Resolves once no transaction runs, or after `limitMs`. */
+async function untilIdle(instrument: TransactionInstrument, limitMs: number): Promise<void> {
+  const deadline = performance.now() + limitMs;
+  while (instrument.oldest() !== undefined && performance.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }

@@ -61,6 +61,11 @@ export class ChaincodeServerState {
     record.error = error instanceof Error ? error.message : String(error);
   }
 
+  serverStopped(record: ServerRecord): void {
+    record.state = 'stopped';
+    record.since = this.now();
+  }
+
   streamOpened(peer: string): StreamRecord {
     const record: StreamRecord = { peer, connectedAt: this.now() };
     this.open.add(record);
