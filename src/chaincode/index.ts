@@ -14,11 +14,13 @@ import type { Logger } from '../logging/types';
 import { OperationsSystem, type StartOptions } from '../system';
 import { installServerHook, type StoppableServer } from './server-hook';
 import { ChaincodeServerState } from './server-state';
-import { chaincodeConfigEnv, chaincodeHealthSettings, chaincodeMaxFunctionNames, type ChaincodeHealthOptions, type ChaincodeMetricsOptions } from './settings';
+import { chaincodeHealthSettings, chaincodeMaxFunctionNames, type ChaincodeHealthOptions, type ChaincodeMetricsOptions } from './settings';
+import { chooseChaincodeConfig } from './config-source';
 import { ShimLogGovernor } from './shim-logging';
 import type { ShimModule, ShimServerClass, WinstonLoggerModule } from './shim-types';
 import { createTransactionMetrics, FunctionNames, TransactionInstrument } from './transactions';
 
+export { chaincodeConfigVariable } from './config-source';
 export { chaincodeEnv, defaultRegistrationTimeoutMs, defaultStuckTimeoutMs, type ChaincodeHealthOptions, type ChaincodeMetricsOptions } from './settings';
 export { defaultMaxFunctionNames, durationBuckets, maxFunctionNameLength, otherName, unknownName, type Outcome } from './transactions';
 export { fabricLoggerName } from './logger-names';
@@ -122,6 +124,7 @@ export function enableChaincodeOperations(options: ChaincodeOperationsOptions = 
   const env = options.env ?? process.env;
   const settings = chaincodeHealthSettings(options, env);
   const maxFunctionNames = chaincodeMaxFunctionNames(options, env);
+  const configChoice = chooseChaincodeConfig(options, env);
   const logging = loggingFromEnvironment(env, options.logStream);
   const governor = new ShimLogGovernor(parseLogSpec(logging.getSpec()));
   logging.onSpecChange((spec) => governor.setSpec(spec));
@@ -139,9 +142,16 @@ export function enableChaincodeOperations(options: ChaincodeOperationsOptions = 
   let system: OperationsSystem | null = null;
 
   const { onStartError, handleSignals: _h, registrationTimeoutMs: _r, stuckTimeoutMs: _s, maxFunctionNames: _m, ...startOptions } = options;
+  const chaincodeLogger = logging.getLogger('chaincode');
+  if (configChoice.warning !== undefined) {
+    // Always seen: written as a warning even when the logging spec hides warnings.
+    if (chaincodeLogger.isEnabled('warn')) chaincodeLogger.warn(configChoice.warning);
+    else (options.logStream ?? process.stderr).write(`fabric-ops: warning: ${configChoice.warning}\n`);
+  }
   const ready = OperationsSystem.start({
     ...startOptions,
-    env: chaincodeConfigEnv(env, options.config !== undefined || (options.configFile ?? '') !== ''),
+    ...(configChoice.configFile === undefined ? {} : { configFile: configChoice.configFile }),
+    env: configChoice.env,
     logging,
   }).then(async (started) => {
     try {
@@ -159,7 +169,6 @@ export function enableChaincodeOperations(options: ChaincodeOperationsOptions = 
   ready.catch(onStartError ?? reportStartError);
 
   const servers = new Set<StoppableServer>();
-  const chaincodeLogger = logging.getLogger('chaincode');
   const uninstallHook = installServerHook(shim, ServerClass, {
     state,
     servers,
