@@ -6,7 +6,7 @@
  * of fabric-ops does not depend on fabric-shim.
  */
 import { performance } from 'node:perf_hooks';
-import { ConfigError, DuplicateCheckerError, FabricOpsError, LogSpecError } from '../errors';
+import { ConfigError, DuplicateCheckerError, FabricOpsError, ListenError, LogSpecError } from '../errors';
 import type { HealthChecker } from '../health/types';
 import { LoggingSystem, type LogFormat } from '../logging/logging-system';
 import { parseLogSpec, type LogSpec } from '../logging/spec';
@@ -14,14 +14,27 @@ import type { Logger } from '../logging/types';
 import { OperationsSystem, type StartOptions } from '../system';
 import { installServerHook, type StoppableServer } from './server-hook';
 import { ChaincodeServerState } from './server-state';
-import { chaincodeHealthSettings, chaincodeMaxFunctionNames, type ChaincodeHealthOptions, type ChaincodeMetricsOptions } from './settings';
+import {
+  chaincodeHealthSettings,
+  chaincodeListenAddress,
+  chaincodeMaxFunctionNames,
+  type ChaincodeHealthOptions,
+  type ChaincodeMetricsOptions,
+} from './settings';
 import { chooseChaincodeConfig } from './config-source';
 import { ShimLogGovernor } from './shim-logging';
 import type { ShimModule, ShimServerClass, WinstonLoggerModule } from './shim-types';
 import { createTransactionMetrics, FunctionNames, TransactionInstrument } from './transactions';
 
 export { chaincodeConfigVariable } from './config-source';
-export { chaincodeEnv, defaultRegistrationTimeoutMs, defaultStuckTimeoutMs, type ChaincodeHealthOptions, type ChaincodeMetricsOptions } from './settings';
+export {
+  chaincodeEnv,
+  chaincodeListenAddress,
+  defaultRegistrationTimeoutMs,
+  defaultStuckTimeoutMs,
+  type ChaincodeHealthOptions,
+  type ChaincodeMetricsOptions,
+} from './settings';
 export { defaultMaxFunctionNames, durationBuckets, maxFunctionNameLength, otherName, unknownName, type Outcome } from './transactions';
 export { fabricLoggerName } from './logger-names';
 
@@ -32,7 +45,7 @@ export interface ChaincodeOperationsOptions extends Omit<StartOptions, 'logging'
   /**
    * Called when the operations service cannot start (bad configuration, port in use); the
    * chaincode server then refuses to start too. Default: one `fabric-ops: <problem>` line per
-   * problem on stderr.
+   * problem on stderr, then exit 1.
    */
   onStartError?: (error: unknown) => void;
   /**
@@ -92,9 +105,21 @@ function loggingFromEnvironment(env: NodeJS.ProcessEnv, stream: NodeJS.WritableS
   }
 }
 
+/**
+ * The default when the operations service cannot start: its problems as `fabric-ops:` lines,
+ * then exit 1 at once. Otherwise the error would reach fabric-shim's command line, which prints
+ * its whole usage text and a stack trace after it, as if the command line were wrong.
+ */
 function reportStartError(error: unknown): void {
-  const lines = error instanceof ConfigError ? error.problems : [error instanceof FabricOpsError || error instanceof Error ? error.message : String(error)];
+  let lines: readonly string[];
+  if (error instanceof ConfigError) lines = error.problems;
+  else if (error instanceof ListenError) {
+    lines = [
+      `${error.message}; the chaincode's operations server needs an address of its own: set CORE_OPERATIONS_LISTENADDRESS (default ${chaincodeListenAddress})`,
+    ];
+  } else lines = [error instanceof Error ? error.message : String(error)];
   for (const line of lines) process.stderr.write(`fabric-ops: ${line}\n`);
+  process.exit(1);
 }
 
 /** fabric-shim and fabric-contract-api are optional peer dependencies: loaded only when enabled. */

@@ -70,12 +70,25 @@ export function chaincodeHealthSettings(options: ChaincodeHealthOptions, env: No
 }
 
 /**
+ * The chaincode's operations address when nothing sets one. Not the peer's 127.0.0.1:9443 (also
+ * the default of the orderer's admin server and of fabric-ca's operations server), nor any other
+ * Fabric default (7050-7054, 8443, 6060, 5984) or the usual chaincode server port 9999: a chaincode
+ * next to a peer must not fail on a taken port.
+ */
+export const chaincodeListenAddress = '127.0.0.1:9998';
+
+/**
  * Defaults of the chaincode integration where they differ from the peer's sample
- * core.yaml: metrics on /metrics (`prometheus`), and no container-runtime checker (a
- * chaincode pod has no Docker socket). They apply only with the embedded defaults (no
- * config file, no FABRIC_CFG_PATH); explicit CORE_* variables still win.
+ * core.yaml: its own operations address (above), metrics on /metrics (`prometheus`), and no
+ * container-runtime checker (a chaincode pod has no Docker socket). They apply only with the
+ * embedded defaults (no config file, no FABRIC_CFG_PATH); explicit CORE_* variables still win.
  */
 export function chaincodeConfigEnv(env: NodeJS.ProcessEnv, hasConfigFile: boolean): NodeJS.ProcessEnv {
   if (hasConfigFile || (env.FABRIC_CFG_PATH !== undefined && env.FABRIC_CFG_PATH !== '')) return env;
-  return { CORE_METRICS_PROVIDER: 'prometheus', CORE_OPERATIONS_HEALTHCHECK_CONTAINERRUNTIME_TYPE: 'none', ...env };
+  return {
+    CORE_OPERATIONS_LISTENADDRESS: chaincodeListenAddress,
+    CORE_METRICS_PROVIDER: 'prometheus',
+    CORE_OPERATIONS_HEALTHCHECK_CONTAINERRUNTIME_TYPE: 'none',
+    ...env,
+  };
 }
