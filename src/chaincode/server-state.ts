@@ -140,7 +140,7 @@ export class ChaincodeServerState {
     const closed = this.lastClosed;
     if (closed !== undefined && closed.closedAt !== undefined) {
       return [
-        `no peer is connected: the stream from the peer at ${closed.peer} ended ${seconds(now - closed.closedAt)} ago (${closed.closeReason ?? 'closed'}); a peer connects again when it next runs this chaincode`,
+        `no peer is connected: the stream from the peer at ${closed.peer} ended ${seconds(now - closed.closedAt)} ago (${closed.closeReason ?? 'closed'}); a peer connects again by itself when it starts, or when it next runs this chaincode`,
       ];
     }
     const since = Math.min(...listening.map((server) => server.since));

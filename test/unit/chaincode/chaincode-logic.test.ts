@@ -110,7 +110,7 @@ describe('ChaincodeServerState.check', () => {
     expect(state.check(undefined)).toEqual({
       ok: false,
       reason:
-        'no peer is connected: the stream from the peer at ipv4:10.0.0.7:51234 ended 2.5s ago (cancelled: the connection to the peer was lost); a peer connects again when it next runs this chaincode',
+        'no peer is connected: the stream from the peer at ipv4:10.0.0.7:51234 ended 2.5s ago (cancelled: the connection to the peer was lost); a peer connects again by itself when it starts, or when it next runs this chaincode',
     });
     state.streamReady(state.streamOpened('ipv4:10.0.0.7:51300'));
     expect(state.check(undefined)).toEqual({ ok: true });
