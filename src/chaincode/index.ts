@@ -22,11 +22,13 @@ import {
   type ChaincodeMetricsOptions,
 } from './settings';
 import { chooseChaincodeConfig } from './config-source';
+import { MissingPeerDependencyError } from './errors';
 import { ShimLogGovernor } from './shim-logging';
 import type { ShimModule, ShimServerClass, WinstonLoggerModule } from './shim-types';
 import { createTransactionMetrics, FunctionNames, TransactionInstrument } from './transactions';
 
 export { chaincodeConfigVariable } from './config-source';
+export { MissingPeerDependencyError } from './errors';
 export {
   chaincodeEnv,
   chaincodeListenAddress,
@@ -128,6 +130,25 @@ function load<T>(id: string): T {
   return require(id) as T;
 }
 
+/** fabric-shim's range in package.json's peerDependencies, for the install hint (a test keeps them equal). */
+const shimPeerRange = '^2.5.8';
+
+/** fabric-shim itself: a MissingPeerDependencyError when it is not installed (not a module it needs). */
+function loadShim<T>(id: string): T {
+  try {
+    return load<T>(id);
+  } catch (error) {
+    if (isMissing(error, 'fabric-shim')) throw new MissingPeerDependencyError('fabric-shim', shimPeerRange);
+    throw error;
+  }
+}
+
+/** True when `error` says that `name` itself (not something it requires) cannot be found. */
+function isMissing(error: unknown, name: string): boolean {
+  const { code, message } = error as NodeJS.ErrnoException;
+  return code === 'MODULE_NOT_FOUND' && typeof message === 'string' && message.startsWith(`Cannot find module '${name}'`);
+}
+
 function loadOptional<T>(id: string): T | null {
   try {
     return load<T>(id);
@@ -154,9 +175,9 @@ export function enableChaincodeOperations(options: ChaincodeOperationsOptions = 
   const governor = new ShimLogGovernor(parseLogSpec(logging.getSpec()));
   logging.onSpecChange((spec) => governor.setSpec(spec));
 
-  const shim = load<ShimModule>('fabric-shim');
-  const ServerClass = load<ShimServerClass>('fabric-shim/lib/server.js');
-  governor.install('shim', load<WinstonLoggerModule>('fabric-shim/lib/logger.js'));
+  const shim = loadShim<ShimModule>('fabric-shim');
+  const ServerClass = loadShim<ShimServerClass>('fabric-shim/lib/server.js');
+  governor.install('shim', loadShim<WinstonLoggerModule>('fabric-shim/lib/logger.js'));
   const contractApiLogger = loadOptional<WinstonLoggerModule>('fabric-contract-api/lib/logger.js');
   if (contractApiLogger !== null) governor.install('contractapi', contractApiLogger);
   enabled = true;

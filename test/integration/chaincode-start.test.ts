@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import net from 'node:net';
 import path from 'node:path';
 import { build } from 'esbuild';
@@ -92,4 +93,51 @@ test('bad configuration: the problem named, exit 1, no usage text or stack', asy
   expect(result.code).toBe(1);
   expect(result.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^fabric-ops: .*metrics\.provider.*graphite/)]);
   expect(result.stdout + result.stderr).not.toMatch(/Options:|--help|Major failure|\n\s+at /);
+});
+
+test('without fabric-shim installed: a MissingPeerDependencyError saying to install the optional peer dependency, no require stack', async () => {
+  // A project outside this repository whose node_modules has everything but fabric-shim and fabric-contract-api.
+  const project = await mkdtemp(path.join(tmpdir(), 'fabric-ops-no-shim-'));
+  try {
+    await mkdir(path.join(project, 'node_modules'));
+    for (const entry of await readdir(path.join(repoRoot, 'node_modules'))) {
+      if (entry === 'fabric-shim' || entry === 'fabric-contract-api' || entry.startsWith('.')) continue;
+      await symlink(path.join(repoRoot, 'node_modules', entry), path.join(project, 'node_modules', entry));
+    }
+    await build({
+      entryPoints: [path.join(repoRoot, 'src/chaincode/index.ts')],
+      bundle: true,
+      platform: 'node',
+      format: 'cjs',
+      logLevel: 'warning',
+      packages: 'external',
+      outfile: path.join(project, 'fabric-ops-chaincode.js'),
+    });
+    const script = `try { require('./fabric-ops-chaincode.js').enableChaincodeOperations({ handleSignals: false }); } catch (e) {
+      const classes = []; for (let p = Object.getPrototypeOf(e); p; p = Object.getPrototypeOf(p)) classes.push(p.constructor.name);
+      console.log(JSON.stringify({ name: e.name, code: e.code, message: e.message, fabricOps: classes.includes('FabricOpsError') }));
+    }`;
+    const output = await new Promise<{ stdout: string; stderr: string }>((resolve, reject) => {
+      const child = spawn(process.execPath, ['-e', script], { cwd: project, env: { PATH: process.env.PATH, CORE_OPERATIONS_LISTENADDRESS: '127.0.0.1:0' } });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      child.on('error', reject);
+      child.on('exit', () => resolve({ stdout, stderr }));
+    });
+    expect({ stderr: output.stderr, stdoutLines: output.stdout.trim().split('\n').length }).toEqual({ stderr: '', stdoutLines: 1 });
+    const { peerDependencies } = JSON.parse(await readFile(path.join(repoRoot, 'package.json'), 'utf8')) as { peerDependencies: Record<string, string> };
+    const peerRange = peerDependencies['fabric-shim'];
+    expect(JSON.parse(output.stdout)).toEqual({
+      name: 'MissingPeerDependencyError',
+      code: 'FABRIC_OPS_MISSING_PEER_DEPENDENCY',
+      fabricOps: true,
+      message:
+        'fabric-ops/chaincode needs fabric-shim, an optional peer dependency of fabric-ops that is not installed where fabric-ops is: ' +
+        `install it beside fabric-ops (npm install fabric-shim@${peerRange}); fabric-contract-api too for contract chaincodes`,
+    });
+  } finally {
+    await rm(project, { recursive: true, force: true });
+  }
 });
