@@ -12,6 +12,14 @@ export interface ServerHookOptions {
   wrapChaincode(chaincode: ShimChaincode): ShimChaincode;
   /** Awaited before the server binds: the operations service is up first, so no transaction goes unmeasured. */
   beforeStart(): Promise<void>;
+  /** Every server created through the hook, so that a shutdown can stop them. */
+  servers: Set<StoppableServer>;
+}
+
+/** A chaincode server the hook made, which fabric-shim gives no way to stop. */
+export interface StoppableServer {
+  /** Closes its gRPC server and every peer stream on it at once. */
+  forceStop(): void;
 }
 
 function describeStreamEnd(event: 'end' | 'cancelled' | 'error' | 'close', error?: unknown): string {
@@ -59,12 +67,20 @@ function observeStream(stream: PeerStream, options: ServerHookOptions): void {
 
 /** A subclass of fabric-shim's ChaincodeServer that reports its state and its peer streams. */
 function observedServerClass(Base: ShimServerClass, options: ServerHookOptions): ShimServerClass {
-  return class ObservedChaincodeServer extends Base {
+  return class ObservedChaincodeServer extends Base implements StoppableServer {
     private readonly record;
 
     constructor(chaincode: ShimChaincode, serverOptions: ShimServerOptions) {
       super(options.wrapChaincode(chaincode), serverOptions);
       this.record = options.state.serverStarting(serverOptions.address);
+      options.servers.add(this);
+    }
+
+    forceStop(): void {
+      // fabric-shim 2.5's ChaincodeServer keeps its grpc-js Server in `_server` and has no stop().
+      (this as unknown as { _server?: { forceShutdown(): void } })._server?.forceShutdown();
+      options.state.serverStopped(this.record);
+      options.servers.delete(this);
     }
 
     override async start(): Promise<void> {

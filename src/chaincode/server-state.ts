@@ -61,6 +61,11 @@ export class ChaincodeServerState {
     record.error = error instanceof Error ? error.message : String(error);
   }
 
+  serverStopped(record: ServerRecord): void {
+    record.state = 'stopped';
+    record.since = this.now();
+  }
+
   streamOpened(peer: string): StreamRecord {
     const record: StreamRecord = { peer, connectedAt: this.now() };
     this.open.add(record);
@@ -135,7 +140,7 @@ export class ChaincodeServerState {
     const closed = this.lastClosed;
     if (closed !== undefined && closed.closedAt !== undefined) {
       return [
-        `no peer is connected: the stream from the peer at ${closed.peer} ended ${seconds(now - closed.closedAt)} ago (${closed.closeReason ?? 'closed'}); a peer connects again when it next runs this chaincode`,
+        `no peer is connected: the stream from the peer at ${closed.peer} ended ${seconds(now - closed.closedAt)} ago (${closed.closeReason ?? 'closed'}); a peer connects again by itself when it starts, or when it next runs this chaincode`,
       ];
     }
     const since = Math.min(...listening.map((server) => server.since));

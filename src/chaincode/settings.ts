@@ -1,11 +1,13 @@
 import { parsePositiveDurationMs } from '../config/values';
 import { ConfigError } from '../errors';
 import type { ChaincodeHealthSettings } from './server-state';
+import { defaultMaxFunctionNames } from './transactions';
 
 /** Environment variables of the chaincode health check (Go durations). */
 export const chaincodeEnv = {
   registrationTimeout: 'FABRIC_OPS_CHAINCODE_REGISTRATION_TIMEOUT',
   stuckTimeout: 'FABRIC_OPS_CHAINCODE_STUCK_TIMEOUT',
+  maxFunctions: 'FABRIC_OPS_CHAINCODE_MAX_FUNCTIONS',
 } as const;
 
 export const defaultRegistrationTimeoutMs = 60_000;
@@ -17,6 +19,31 @@ export interface ChaincodeHealthOptions {
   /** Default: $FABRIC_OPS_CHAINCODE_STUCK_TIMEOUT, else 60 s. */
   stuckTimeoutMs?: number;
 }
+
+export interface ChaincodeMetricsOptions {
+  /**
+   * Plain (Init/Invoke) chaincodes: how many function names get series of their own, the rest
+   * being labelled `other`. Default: $FABRIC_OPS_CHAINCODE_MAX_FUNCTIONS, else 100.
+   */
+  maxFunctionNames?: number;
+}
+
+/** The cap on function names; options win over the environment; a bad value is a ConfigError naming it. */
+export function chaincodeMaxFunctionNames(options: ChaincodeMetricsOptions, env: NodeJS.ProcessEnv): number {
+  const given = options.maxFunctionNames;
+  if (given !== undefined) {
+    if (Number.isInteger(given) && given >= 0 && given <= maxFunctionNamesLimit) return given;
+    throw new ConfigError([`maxFunctionNames: must be a whole number from 0 to ${maxFunctionNamesLimit}; got ${String(given)}`]);
+  }
+  const text = env[chaincodeEnv.maxFunctions];
+  if (text === undefined || text === '') return defaultMaxFunctionNames;
+  if (/^\d{1,5}$/.test(text.trim()) && Number(text) <= maxFunctionNamesLimit) return Number(text);
+  const shown = text.length > 40 ? `${JSON.stringify(text.slice(0, 40))}...` : JSON.stringify(text);
+  throw new ConfigError([`${chaincodeEnv.maxFunctions}: ${shown} is not a whole number from 0 to ${maxFunctionNamesLimit}`]);
+}
+
+/** Series are made per channel, function and outcome: beyond this many names a cap protects nothing. */
+export const maxFunctionNamesLimit = 10_000;
 
 /** Options win over the environment; a value that is not a positive duration is a ConfigError naming it. */
 export function chaincodeHealthSettings(options: ChaincodeHealthOptions, env: NodeJS.ProcessEnv): ChaincodeHealthSettings {
@@ -43,12 +70,25 @@ export function chaincodeHealthSettings(options: ChaincodeHealthOptions, env: No
 }
 
 /**
+ * The chaincode's operations address when nothing sets one. Not the peer's 127.0.0.1:9443 (also
+ * the default of the orderer's admin server and of fabric-ca's operations server), nor any other
+ * Fabric default (7050-7054, 8443, 6060, 5984) or the usual chaincode server port 9999: a chaincode
+ * next to a peer must not fail on a taken port.
+ */
+export const chaincodeListenAddress = '127.0.0.1:9998';
+
+/**
  * Defaults of the chaincode integration where they differ from the peer's sample
- * core.yaml: metrics on /metrics (`prometheus`), and no container-runtime checker (a
- * chaincode pod has no Docker socket). They apply only with the embedded defaults (no
- * config file, no FABRIC_CFG_PATH); explicit CORE_* variables still win.
+ * core.yaml: its own operations address (above), metrics on /metrics (`prometheus`), and no
+ * container-runtime checker (a chaincode pod has no Docker socket). They apply only with the
+ * embedded defaults (no config file, no FABRIC_CFG_PATH); explicit CORE_* variables still win.
  */
 export function chaincodeConfigEnv(env: NodeJS.ProcessEnv, hasConfigFile: boolean): NodeJS.ProcessEnv {
   if (hasConfigFile || (env.FABRIC_CFG_PATH !== undefined && env.FABRIC_CFG_PATH !== '')) return env;
-  return { CORE_METRICS_PROVIDER: 'prometheus', CORE_OPERATIONS_HEALTHCHECK_CONTAINERRUNTIME_TYPE: 'none', ...env };
+  return {
+    CORE_OPERATIONS_LISTENADDRESS: chaincodeListenAddress,
+    CORE_METRICS_PROVIDER: 'prometheus',
+    CORE_OPERATIONS_HEALTHCHECK_CONTAINERRUNTIME_TYPE: 'none',
+    ...env,
+  };
 }

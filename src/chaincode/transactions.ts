@@ -16,6 +16,43 @@ export type Outcome = 'success' | 'error' | 'unknown_function';
 /** Label value for a contract or function name the chaincode does not have (names from clients are not labels). */
 export const unknownName = 'unknown';
 
+/**
+ * Label value, on a chaincode written on plain Init/Invoke, for a function name without a series
+ * of its own: not yet answered with success, longer than `maxFunctionNameLength`, or past the cap.
+ */
+export const otherName = 'other';
+
+/** Longest function name of a plain chaincode that can be a label value. */
+export const maxFunctionNameLength = 128;
+
+/** Default cap on the function names of plain chaincodes that get series of their own. */
+export const defaultMaxFunctionNames = 100;
+
+/**
+ * The function names of plain (Init/Invoke) chaincodes that have series of their own. There the
+ * first argument is whatever the client sent, so a name is admitted only once a transaction with
+ * it has succeeded through Invoke (a chaincode answers a function it does not have with an error:
+ * clients cannot fill the cap with names that do not exist; Init commonly succeeds whatever its
+ * arguments, so it admits nothing), and at most `max` names are admitted per process.
+ */
+export class FunctionNames {
+  private readonly admitted = new Set<string>();
+
+  constructor(readonly max: number = defaultMaxFunctionNames) {}
+
+  has(name: string): boolean {
+    return this.admitted.has(name);
+  }
+
+  /** True when the name has (now) a series of its own; false when it is too long or the cap is reached. */
+  admit(name: string): boolean {
+    if (this.admitted.has(name)) return true;
+    if (name.length > maxFunctionNameLength || this.admitted.size >= this.max) return false;
+    this.admitted.add(name);
+    return true;
+  }
+}
+
 /** Contract and function names of a fabric-contract-api chaincode. */
 export interface ContractCatalogue {
   defaultContract: string;
@@ -26,6 +63,8 @@ export interface ResolvedFunction {
   contract: string;
   function: string;
   known: boolean;
+  /** Plain chaincode: the name the client sent, labelled `other` until it is admitted (see FunctionNames). */
+  candidate?: string;
 }
 
 /** The catalogue of a ChaincodeFromContract; null for a chaincode written on ChaincodeInterface alone. */
@@ -44,10 +83,14 @@ export function contractCatalogue(chaincode: ShimChaincode): ContractCatalogue |
 /**
  * The contract and function a transaction's first argument names, as fabric-shim's
  * ChaincodeFromContract routes it: `contract:function`, or `function` of the default contract.
- * Unknown names are labelled `unknown`, so clients cannot create label values.
+ * Unknown names are labelled `unknown`, so clients cannot create label values. Without a
+ * catalogue (a plain chaincode), a name not admitted in `names` is labelled `other`.
  */
-export function resolveFunction(catalogue: ContractCatalogue | null, first: string | undefined): ResolvedFunction {
-  if (catalogue === null) return { contract: '', function: first ?? '', known: true };
+export function resolveFunction(catalogue: ContractCatalogue | null, first: string | undefined, names?: FunctionNames): ResolvedFunction {
+  if (catalogue === null) {
+    if (first === undefined || first === '' || names === undefined || names.has(first)) return { contract: '', function: first ?? '', known: true };
+    return { contract: '', function: otherName, known: true, candidate: first };
+  }
   if (first === undefined) return { contract: catalogue.defaultContract, function: '', known: true };
   const colon = first.indexOf(':');
   const named = colon < 0 ? '' : first.slice(0, colon);
@@ -72,6 +115,7 @@ export interface TransactionMetrics {
   transactions: Counter;
   duration: Histogram;
   inFlight: Gauge;
+  functionNamesOverflow: Counter;
 }
 
 export function createTransactionMetrics(provider: MetricsProvider): TransactionMetrics {
@@ -98,6 +142,11 @@ export function createTransactionMetrics(provider: MetricsProvider): Transaction
       help: 'Transactions the chaincode is executing now.',
       labelNames,
       statsdFormat: '%{#fqname}.%{channel}.%{contract}.%{function}',
+    }),
+    functionNamesOverflow: provider.newCounter({
+      namespace: 'chaincode',
+      name: 'function_names_overflow',
+      help: `Successful transactions of a plain (Init/Invoke) chaincode labelled function="${otherName}" because their function name is longer than ${maxFunctionNameLength} characters or the cap of names with series of their own was reached.`,
     }),
   };
 }
@@ -127,7 +176,10 @@ export class TransactionInstrument {
   private readonly handles = new Map<string, Handles>();
   private readonly running = new Set<RunningTransaction>();
 
-  constructor(private readonly now: () => number = () => performance.now()) {}
+  constructor(
+    private readonly names: FunctionNames = new FunctionNames(),
+    private readonly now: () => number = () => performance.now(),
+  ) {}
 
   attach(metrics: TransactionMetrics): void {
     this.metrics = metrics;
@@ -136,7 +188,7 @@ export class TransactionInstrument {
 
   wrap(chaincode: ShimChaincode): ShimChaincode {
     const catalogue = contractCatalogue(chaincode);
-    const run = (method: 'Init' | 'Invoke', stub: ShimStub): Promise<ShimResponse> => this.run(catalogue, stub, () => chaincode[method](stub));
+    const run = (method: 'Init' | 'Invoke', stub: ShimStub): Promise<ShimResponse> => this.run(catalogue, method, stub, () => chaincode[method](stub));
     return { Init: (stub) => run('Init', stub), Invoke: (stub) => run('Invoke', stub) };
   }
 
@@ -149,8 +201,13 @@ export class TransactionInstrument {
     return oldest;
   }
 
-  private async run(catalogue: ContractCatalogue | null, stub: ShimStub, execute: () => Promise<ShimResponse>): Promise<ShimResponse> {
-    const call = resolveFunction(catalogue, stub.getBufferArgs()[0]?.toString());
+  private async run(
+    catalogue: ContractCatalogue | null,
+    method: 'Init' | 'Invoke',
+    stub: ShimStub,
+    execute: () => Promise<ShimResponse>,
+  ): Promise<ShimResponse> {
+    const call = resolveFunction(catalogue, stub.getBufferArgs()[0]?.toString(), this.names);
     const channel = stub.getChannelID();
     const handles = this.handlesFor(channel, call);
     const transaction: RunningTransaction = { txId: stub.getTxID(), channel, contract: call.contract, function: call.function, startedAt: this.now() };
@@ -162,17 +219,28 @@ export class TransactionInstrument {
       return response;
     } finally {
       this.running.delete(transaction);
-      if (handles !== undefined) {
+      if (handles !== undefined && this.metrics !== null) {
         handles.inFlight.add(-1);
         const outcome = outcomeOf(call, response);
-        let done = handles.done.get(outcome);
-        if (done === undefined && this.metrics !== null) {
-          const labels = { channel, contract: call.contract, function: call.function, outcome };
-          done = { transactions: this.metrics.transactions.with(labels), duration: this.metrics.duration.with(labels) };
-          handles.done.set(outcome, done);
+        let final = handles;
+        let labelled = call;
+        // Only Invoke admits: a plain chaincode's Init commonly succeeds whatever its arguments.
+        if (call.candidate !== undefined && outcome === 'success' && method === 'Invoke') {
+          if (this.names.admit(call.candidate)) {
+            labelled = { ...call, function: call.candidate, candidate: undefined };
+            final = this.handlesFor(channel, labelled) ?? handles;
+          } else {
+            this.metrics.functionNamesOverflow.add(1);
+          }
         }
-        done?.transactions.add(1);
-        done?.duration.observe((this.now() - transaction.startedAt) / 1000);
+        let done = final.done.get(outcome);
+        if (done === undefined) {
+          const labels = { channel, contract: labelled.contract, function: labelled.function, outcome };
+          done = { transactions: this.metrics.transactions.with(labels), duration: this.metrics.duration.with(labels) };
+          final.done.set(outcome, done);
+        }
+        done.transactions.add(1);
+        done.duration.observe((this.now() - transaction.startedAt) / 1000);
       }
     }
   }

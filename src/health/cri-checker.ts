@@ -5,6 +5,7 @@ import * as protoLoader from '@grpc/proto-loader';
 import type { Logger } from '../logging/types';
 import { describeAbort } from './abort-reasons';
 import { formatRuntimeEndpoint, grpcTarget, type RuntimeEndpoint } from './endpoint';
+import { describeRefusedSocket, excerpt } from './quote';
 import type { CheckResult, HealthChecker } from './types';
 
 /** The proto sits next to this file: src/health in the sources, dist/health once built (scripts/copy-assets.js). */
@@ -167,7 +168,11 @@ export function conditionProblems(conditions: readonly RuntimeCondition[], requi
     if (!condition) {
       problems.push(`${name} is not reported by the runtime`);
     } else if (!condition.status) {
-      const details = [condition.reason, condition.message].filter((part) => part !== '').join(': ');
+      // The runtime's words, each cut as the Docker checker cuts the daemon's (src/health/quote.ts).
+      const details = [condition.reason, condition.message]
+        .filter((part) => part !== '')
+        .map(excerpt)
+        .join(': ');
       problems.push(details === '' ? `${name} is false` : `${name} is false: ${details}`);
     }
   }
@@ -184,16 +189,18 @@ function cleanDetails(details: string): string {
 }
 
 function describeGrpcError(error: grpc.ServiceError, endpoint: RuntimeEndpoint): string {
-  const details = cleanDetails(error.details || error.message);
+  // Tested whole, quoted cut: the status message is the runtime's own text.
+  const raw = cleanDetails(error.details || error.message);
+  const details = excerpt(raw);
   switch (error.code) {
     case grpc.status.UNAVAILABLE:
       if (endpoint.kind === 'unix') {
         const socketPath = endpoint.socketPath;
         if (!exists(socketPath)) return `socket ${socketPath} does not exist (is the runtime running, and is its socket mounted here?)`;
-        if (/EACCES|EPERM/.test(details)) return `permission denied on socket ${socketPath} (the process needs read and write access to it)`;
-        if (/ECONNREFUSED/.test(details)) return `connection refused on socket ${socketPath} (nothing listens on it)`;
+        if (/EACCES|EPERM/.test(raw)) return `permission denied on socket ${socketPath} (the process needs read and write access to it)`;
+        if (/ECONNREFUSED|ENOTSOCK/.test(raw)) return describeRefusedSocket(socketPath);
       }
-      if (/Protocol error/i.test(details)) return `unreachable: ${details} (it does not speak gRPC: is it a CRI runtime's socket?)`;
+      if (/Protocol error/i.test(raw)) return `unreachable: ${details} (it does not speak gRPC: is it a CRI runtime's socket?)`;
       return `unreachable: ${details}`;
     case grpc.status.UNIMPLEMENTED:
       return `it does not serve runtime.v1.RuntimeService (is it a CRI runtime, with its CRI plugin enabled?): ${details}`;

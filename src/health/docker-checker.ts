@@ -1,10 +1,11 @@
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
 import { TlsMaterialError } from '../errors';
 import { describeAbort } from './abort-reasons';
 import { formatRuntimeEndpoint, type RuntimeEndpoint } from './endpoint';
+import { describeRefusedSocket, excerpt } from './quote';
 import type { CheckResult, HealthChecker } from './types';
 
 /** Client TLS for a Docker daemon over TCP (Fabric's `vm.docker.tls.*`). */
@@ -178,11 +179,6 @@ function unexpectedAnswer(answer: { status: number; body: string }): string {
   return `unexpected answer HTTP ${answer.status}${text.trim() === '' ? '' : `: ${excerpt(text)}`}`;
 }
 
-function excerpt(text: string): string {
-  const oneLine = text.replace(/\s+/g, ' ').trim();
-  return oneLine.length > 200 ? `${oneLine.slice(0, 200)}...` : oneLine;
-}
-
 const tlsErrorCodes = /^(ERR_TLS_|ERR_SSL_|UNABLE_TO_|CERT_|DEPTH_ZERO_|SELF_SIGNED_|HOSTNAME_MISMATCH)/;
 
 /** Turns a Node socket/HTTP/TLS error into a cause a person understands. */
@@ -201,7 +197,7 @@ export function describeRequestError(error: unknown, endpoint: RuntimeEndpoint):
       case 'EPERM':
         return `permission denied on socket ${path} (the process needs read and write access to it)`;
       case 'ECONNREFUSED':
-        return isSocket(path) ? `connection refused on socket ${path} (nothing listens on it)` : `${path} is not a socket`;
+        return describeRefusedSocket(path);
       case 'ENOTSOCK':
         return `${path} is not a socket`;
     }
@@ -225,12 +221,4 @@ export function describeRequestError(error: unknown, endpoint: RuntimeEndpoint):
   }
   if (code.startsWith('HPE_')) return `unexpected answer from ${where}: not HTTP (${message})`;
   return message;
-}
-
-function isSocket(path: string): boolean {
-  try {
-    return statSync(path).isSocket();
-  } catch {
-    return false;
-  }
 }

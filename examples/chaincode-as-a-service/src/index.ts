@@ -4,7 +4,10 @@ import { KvContract } from './kv-contract';
 
 // The operations service (/metrics, /healthz, /logspec, /version) on CORE_OPERATIONS_LISTENADDRESS,
 // with the transaction metrics, the chaincode server's health and the shim's logging.
-export const operations = enableChaincodeOperations();
+// On SIGTERM/SIGINT (docker stop, a pod deleted) it stops the chaincode server and the operations
+// server and exits 0: `handleSignals: false` leaves signals to an application that has its own
+// handling (it then calls `operations.shutdown()`).
+export const operations = enableChaincodeOperations({ handleSignals: true });
 
 // A checker of the author's own: the operator drains the chaincode by creating a file.
 const maintenanceFile = process.env.KV_MAINTENANCE_FILE;

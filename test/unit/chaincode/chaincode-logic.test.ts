@@ -1,7 +1,9 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { ConfigError } from '../../../src/errors';
 import { fabricLoggerName, winstonLevel } from '../../../src/chaincode/logger-names';
 import { ChaincodeServerState } from '../../../src/chaincode/server-state';
-import { chaincodeConfigEnv, chaincodeHealthSettings } from '../../../src/chaincode/settings';
+import { chaincodeConfigEnv, chaincodeHealthSettings, chaincodeMaxFunctionNames } from '../../../src/chaincode/settings';
 import { outcomeOf, resolveFunction, type ContractCatalogue, type RunningTransaction } from '../../../src/chaincode/transactions';
 
 const catalogue: ContractCatalogue = {
@@ -108,7 +110,7 @@ describe('ChaincodeServerState.check', () => {
     expect(state.check(undefined)).toEqual({
       ok: false,
       reason:
-        'no peer is connected: the stream from the peer at ipv4:10.0.0.7:51234 ended 2.5s ago (cancelled: the connection to the peer was lost); a peer connects again when it next runs this chaincode',
+        'no peer is connected: the stream from the peer at ipv4:10.0.0.7:51234 ended 2.5s ago (cancelled: the connection to the peer was lost); a peer connects again by itself when it starts, or when it next runs this chaincode',
     });
     state.streamReady(state.streamOpened('ipv4:10.0.0.7:51300'));
     expect(state.check(undefined)).toEqual({ ok: true });
@@ -142,6 +144,30 @@ describe('chaincode settings', () => {
     expect(() => chaincodeHealthSettings({}, { FABRIC_OPS_CHAINCODE_STUCK_TIMEOUT: '45' })).toThrow(
       /^FABRIC_OPS_CHAINCODE_STUCK_TIMEOUT: "45" is not a duration/,
     );
+  });
+
+  test('the cap on plain-chaincode function names: option, then FABRIC_OPS_CHAINCODE_MAX_FUNCTIONS, then 100; bad values named', () => {
+    expect(chaincodeMaxFunctionNames({}, {})).toBe(100);
+    expect(chaincodeMaxFunctionNames({}, { FABRIC_OPS_CHAINCODE_MAX_FUNCTIONS: '20' })).toBe(20);
+    expect(chaincodeMaxFunctionNames({ maxFunctionNames: 0 }, { FABRIC_OPS_CHAINCODE_MAX_FUNCTIONS: '20' })).toBe(0);
+    expect(() => chaincodeMaxFunctionNames({}, { FABRIC_OPS_CHAINCODE_MAX_FUNCTIONS: 'lots' })).toThrow(
+      /^FABRIC_OPS_CHAINCODE_MAX_FUNCTIONS: "lots" is not a whole number from 0 to 10000$/,
+    );
+    expect(() => chaincodeMaxFunctionNames({}, { FABRIC_OPS_CHAINCODE_MAX_FUNCTIONS: '20000' })).toThrow(ConfigError);
+    expect(() => chaincodeMaxFunctionNames({ maxFunctionNames: 1.5 }, {})).toThrow(/^maxFunctionNames: must be a whole number from 0 to 10000; got 1.5$/);
+  });
+
+  test("the default operations address is none of Fabric's defaults (the sample core.yaml and orderer.yaml, fabric-ca, CouchDB)", () => {
+    const address = chaincodeConfigEnv({}, false).CORE_OPERATIONS_LISTENADDRESS ?? '';
+    expect(address).toBe('127.0.0.1:9998');
+    const sample = path.resolve(__dirname, '../../../../shared/fixtures/fabric-sampleconfig');
+    const text = readFileSync(path.join(sample, 'core.yaml'), 'utf8') + readFileSync(path.join(sample, 'orderer.yaml'), 'utf8');
+    const fabricPorts = new Set(
+      [...text.matchAll(/^\s*(?:listenAddress|ListenAddress|chaincodeListenAddress|address|ListenPort):\s*(?:[\d.]+:)?(\d+)\s*$/gm)].map((m) => m[1]),
+    );
+    for (const port of ['7050', '7051', '7052', '7053', '7054', '8443', '9443', '6060', '5984']) fabricPorts.add(port);
+    expect(fabricPorts.has('9443')).toBe(true);
+    expect(fabricPorts.has(address.split(':')[1] ?? '')).toBe(false);
   });
 
   test('chaincode defaults (prometheus, no runtime checker) only with the embedded configuration, explicit variables win', () => {
