@@ -5,6 +5,7 @@ import type { NormalisedConfig, TlsConfig } from '../config/types';
 import { ConfigError } from '../errors';
 import { certificateBlocks, hasIncompletePemBlock, privateKeyBlockOf } from './pem';
 import { describeFileError } from '../file-errors';
+import { trustAnchors } from './anchors';
 
 /** The server's TLS material, read and checked, ready for a secure context. */
 export interface TlsMaterial {
@@ -13,6 +14,10 @@ export interface TlsMaterial {
   keyPem: string;
   /** One PEM per client root CA certificate, from every file of clientRootCAs. */
   clientCAPems: string[];
+  /** The client root CAs as the secure context's trust anchors (see anchors.ts): what `ca` is given. */
+  trustedClientCAPems: string[];
+  /** When trustedClientCAPems next changes (an intermediate anchor's validity starts or ends), ms since the epoch; null if never. */
+  trustChangesAt: number | null;
   /** SHA-256 of the server (leaf) certificate, colon-separated hex. */
   fingerprint: string;
 }
@@ -38,7 +43,7 @@ export function secureContextOptions(material: TlsMaterial): SecureContextOption
   return {
     cert: material.certPem,
     key: material.keyPem,
-    ca: material.clientCAPems,
+    ca: material.trustedClientCAPems,
     minVersion: minimumTlsVersion,
     ciphers: [...tls13CipherSuites, ...tls12CipherSuites].join(':'),
     honorCipherOrder: true,
@@ -119,7 +124,7 @@ class ProblemList {
  * configuration, and checks that they can serve. Throws ConfigError with one line per
  * problem, each naming the configuration key and the file.
  */
-export function loadTlsMaterial(tls: TlsConfig, keys: ConfigKeys): TlsMaterial {
+export function loadTlsMaterial(tls: TlsConfig, keys: ConfigKeys, now: number = Date.now()): TlsMaterial {
   const problems = new ProblemList();
   const required = (key: string): undefined => problems.add(`${key}: required when ${keys.tlsEnabled} is true`);
 
@@ -130,29 +135,29 @@ export function loadTlsMaterial(tls: TlsConfig, keys: ConfigKeys): TlsMaterial {
     problems.add(`${keys.tlsKeyFile}: the key in ${tls.keyFile} does not match the certificate in ${tls.certFile} (${keys.tlsCertFile})`);
   }
 
-  const clientCAPems: string[] = [];
+  const clientCAs: Array<{ pem: string; certificate: X509Certificate }> = [];
   for (const file of tls.clientRootCAFiles) {
     const cas = problems.readCertificates(keys.tlsClientRootCAs, file);
-    if (cas !== undefined) clientCAPems.push(...cas.pems);
+    if (cas !== undefined) cas.pems.forEach((pem, index) => clientCAs.push({ pem, certificate: cas.certificates[index] as X509Certificate }));
   }
 
   if (problems.lines.length > 0 || cert === undefined || key === undefined || leaf === undefined) {
     throw new ConfigError(problems.lines);
   }
+  const anchors = trustAnchors(clientCAs, now);
   return {
     certPem: `${cert.pems.join('\n')}\n`,
     keyPem: `${key.pem}\n`,
-    clientCAPems,
+    clientCAPems: clientCAs.map(({ pem }) => pem),
+    trustedClientCAPems: anchors.pems,
+    trustChangesAt: anchors.changesAt,
     fingerprint: leaf.fingerprint256,
   };
 }
 
-/** Same files, same contents: nothing to reload. */
+const samePems = (a: readonly string[], b: readonly string[]): boolean => a.length === b.length && a.every((pem, index) => pem === b[index]);
+
+/** Same contents and same trust anchors in force: nothing to reload. */
 export function sameTlsMaterial(a: TlsMaterial, b: TlsMaterial): boolean {
-  return (
-    a.certPem === b.certPem &&
-    a.keyPem === b.keyPem &&
-    a.clientCAPems.length === b.clientCAPems.length &&
-    a.clientCAPems.every((pem, index) => pem === b.clientCAPems[index])
-  );
+  return a.certPem === b.certPem && a.keyPem === b.keyPem && samePems(a.clientCAPems, b.clientCAPems) && samePems(a.trustedClientCAPems, b.trustedClientCAPems);
 }

@@ -29,7 +29,9 @@ export interface TlsMaterialWatcherOptions {
   /** Told each reload failure that is logged (the same problem is told once, as it is logged once). */
   onFailure?: (problem: string) => void;
   /** Reads and checks the files; default loadTlsMaterial (tests inject failures here). */
-  load?: (tls: TlsConfig, keys: ConfigKeys) => TlsMaterial;
+  load?: (tls: TlsConfig, keys: ConfigKeys, now: number) => TlsMaterial;
+  /** The wall clock (ms since the epoch) that certificate validity is judged by; default Date.now. */
+  now?: () => number;
 }
 
 /**
@@ -49,13 +51,15 @@ export class TlsMaterialWatcher {
   /** Digest of the files' raw contents at the last poll that looked at them. */
   private lastDigest: string | undefined;
   private lastFailure: string | undefined;
-  private readonly load: (tls: TlsConfig, keys: ConfigKeys) => TlsMaterial;
+  private readonly load: (tls: TlsConfig, keys: ConfigKeys, now: number) => TlsMaterial;
+  private readonly now: () => number;
 
   constructor(options: TlsMaterialWatcherOptions) {
     this.options = options;
     this.intervalMs = options.intervalMs ?? 1000;
     this.current = options.current;
     this.load = options.load ?? loadTlsMaterial;
+    this.now = options.now ?? Date.now;
   }
 
   start(): void {
@@ -84,12 +88,16 @@ export class TlsMaterialWatcher {
 
   private poll(): void {
     const digest = this.digestFiles();
-    if (digest === this.lastDigest) return;
+    const now = this.now();
+    // An intermediate client CA entering or leaving its validity window changes the trust
+    // anchors (anchors.ts) without any file changing.
+    const trustDue = this.current.trustChangesAt !== null && now >= this.current.trustChangesAt;
+    if (digest === this.lastDigest && !trustDue) return;
     this.lastDigest = digest;
 
     let material: TlsMaterial;
     try {
-      material = this.load(this.options.tls, this.options.keys);
+      material = this.load(this.options.tls, this.options.keys, now);
     } catch (error) {
       // The files are read again for loading, so they may have changed since the digest:
       // retry at the next poll (a repeated failure is logged only once).
@@ -117,6 +125,7 @@ export class TlsMaterialWatcher {
       certificateChanged: material.certPem !== previous.certPem,
       clientRootCAsChanged: material.clientCAPems.join('') !== previous.clientCAPems.join(''),
       clientRootCAs: material.clientCAPems.length,
+      trustedClientRootCAs: material.trustedClientCAPems.length,
     };
     let certificate: CertificateSummary;
     try {

@@ -300,3 +300,47 @@ describe('TlsMaterialWatcher', () => {
     }
   });
 });
+
+describe('TlsMaterialWatcher and an intermediate client CA', () => {
+  it('rebuilds the trust anchors when the intermediate leaves its validity window, though no file changed', async () => {
+    const intermediate = await pki.issue('watched-intermediate', 'clientCA', { usage: 'ca', cn: 'watched intermediate', days: 2 });
+    const dir = join(root, `case-${++caseCount}`);
+    await mkdir(dir);
+    await Promise.all([
+      copyFile(pki.server.cert, join(dir, 'tls.crt')),
+      copyFile(pki.server.key, join(dir, 'tls.key')),
+      copyFile(intermediate.cert, join(dir, 'ca.crt')),
+    ]);
+    const tls: TlsConfig = {
+      enabled: true,
+      certFile: join(dir, 'tls.crt'),
+      keyFile: join(dir, 'tls.key'),
+      clientAuthRequired: false,
+      clientRootCAFiles: [join(dir, 'ca.crt')],
+      requireDedicatedCA: false,
+    };
+    const notAfter = Date.parse(new X509Certificate(intermediate.certPem).validTo);
+    let now = Date.now();
+    const initial = loadTlsMaterial(tls, keys, now);
+    expect(initial.trustedClientCAPems).toHaveLength(1);
+    expect(initial.trustedClientCAPems[0]).toMatch(/^-----BEGIN TRUSTED CERTIFICATE-----/);
+    expect(initial.trustChangesAt).toBe(notAfter + 1000);
+    const changes: TlsMaterial[] = [];
+    const watcher = new TlsMaterialWatcher({
+      tls,
+      keys,
+      logger: new CaptureLoggers().getLogger('operations.tls'),
+      current: initial,
+      now: () => now,
+      onChange: (material) => changes.push(material),
+    });
+    watcher.checkNow();
+    expect(changes).toEqual([]);
+    now = notAfter + 1000;
+    watcher.checkNow();
+    expect(changes.map((m) => m.trustedClientCAPems)).toEqual([[]]);
+    expect(changes[0]?.clientCAPems).toEqual(initial.clientCAPems);
+    watcher.checkNow();
+    expect(changes).toHaveLength(1);
+  });
+});
