@@ -1,11 +1,10 @@
 import { X509Certificate, createPrivateKey, type KeyObject } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { DEFAULT_CIPHERS, type SecureContextOptions } from 'node:tls';
 import type { NormalisedConfig, TlsConfig } from '../config/types';
 import { ConfigError } from '../errors';
 import { certificateBlocks, hasIncompletePemBlock, privateKeyBlockOf } from './pem';
-import { describeFileError } from '../file-errors';
 import { trustAnchors } from './anchors';
+import { type FileRead, readPemFileSync } from './files';
 
 /** The server's TLS material, read and checked, ready for a secure context. */
 export interface TlsMaterial {
@@ -54,9 +53,14 @@ function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** Reads one file for buildTlsMaterial: from the disk (readPemFileSync) or from bytes read already. */
+export type ReadFile = (path: string) => FileRead;
+
 /** Collects one line per problem; each reader returns undefined when it found one. */
 class ProblemList {
   readonly lines: string[] = [];
+
+  constructor(private readonly read: ReadFile) {}
 
   add(line: string): undefined {
     this.lines.push(line);
@@ -64,13 +68,11 @@ class ProblemList {
   }
 
   readText(key: string, path: string): string | undefined {
-    try {
-      const text = readFileSync(path, 'utf8');
-      if (text.trim().length === 0) return this.add(`${key}: ${path} is empty`);
-      return text;
-    } catch (error) {
-      return this.add(`${key}: cannot read ${path}: ${describeFileError(error)}`);
-    }
+    const read = this.read(path);
+    if (!read.ok) return this.add(`${key}: cannot read ${path}: ${read.problem}`);
+    const text = read.bytes.toString('utf8');
+    if (text.trim().length === 0) return this.add(`${key}: ${path} is empty`);
+    return text;
   }
 
   /** Every certificate in the file, parsed; at least one. */
@@ -122,10 +124,16 @@ class ProblemList {
 /**
  * Reads the server certificate, its key and the client root CAs named by an enabled TLS
  * configuration, and checks that they can serve. Throws ConfigError with one line per
- * problem, each naming the configuration key and the file.
+ * problem, each naming the configuration key and the file. Files are read with
+ * readPemFileSync: regular files only, at most maxPemFileBytes each.
  */
 export function loadTlsMaterial(tls: TlsConfig, keys: ConfigKeys, now: number = Date.now()): TlsMaterial {
-  const problems = new ProblemList();
+  return buildTlsMaterial(tls, keys, readPemFileSync, now);
+}
+
+/** loadTlsMaterial over files read by `read`: the watcher builds from exactly the bytes it compared. */
+export function buildTlsMaterial(tls: TlsConfig, keys: ConfigKeys, read: ReadFile, now: number): TlsMaterial {
+  const problems = new ProblemList(read);
   const required = (key: string): undefined => problems.add(`${key}: required when ${keys.tlsEnabled} is true`);
 
   const cert = tls.certFile === '' ? required(keys.tlsCertFile) : problems.readCertificates(keys.tlsCertFile, tls.certFile);

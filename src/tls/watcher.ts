@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import type { TlsConfig } from '../config/types';
 import { ConfigError } from '../errors';
 import type { Logger } from '../logging/types';
 import type { Counter } from '../metrics/types';
 import { type ConfigKeys, type TlsMaterial, loadTlsMaterial, sameTlsMaterial } from './material';
 import { type CertificateSummary, summarisePem } from './pem';
+import { readPemFile } from './files';
 
 function describeError(error: unknown): string {
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
@@ -41,13 +41,18 @@ export interface TlsMaterialWatcherOptions {
  *
  * Polls by reading the files: a Kubernetes secret update re-points a symlinked `..data`
  * directory, which file watchers on the (unchanged) symlink paths never see. Reading a few
- * KiB per second is cheaper than getting that wrong.
+ * KiB per second is cheaper than getting that wrong. The files are read without blocking the
+ * event loop (readPemFile: regular files only, bounded), one poll at a time.
  */
 export class TlsMaterialWatcher {
   private readonly options: TlsMaterialWatcherOptions;
   private readonly intervalMs: number;
   private current: TlsMaterial;
   private timer: NodeJS.Timeout | undefined;
+  /** The poll under way, if any: the timer does not start another one meanwhile. */
+  private polling: Promise<void> | undefined;
+  /** Set by stop(): a poll under way then hands nothing over. */
+  private stopped = false;
   /** Digest of the files' raw contents at the last poll that looked at them. */
   private lastDigest: string | undefined;
   private lastFailure: string | undefined;
@@ -64,20 +69,29 @@ export class TlsMaterialWatcher {
 
   start(): void {
     if (this.timer !== undefined) return;
-    this.timer = setInterval(() => this.checkNow(), this.intervalMs);
+    this.stopped = false;
+    this.timer = setInterval(() => {
+      if (this.polling === undefined) void this.checkNow();
+    }, this.intervalMs);
     this.timer.unref();
   }
 
   stop(): void {
+    this.stopped = true;
     if (this.timer === undefined) return;
     clearInterval(this.timer);
     this.timer = undefined;
   }
 
-  /** One poll: reload when the files' contents differ from the last poll. Never throws. */
-  checkNow(): void {
+  /** One poll: reload when the files' contents differ from the last poll. Never rejects; a poll under way is joined, not doubled. */
+  checkNow(): Promise<void> {
+    this.polling ??= this.pollSafely().finally(() => (this.polling = undefined));
+    return this.polling;
+  }
+
+  private async pollSafely(): Promise<void> {
     try {
-      this.poll();
+      await this.poll();
     } catch (error) {
       // Not a refusal of the files but a fault on the way (a bug, a missing API, EMFILE...):
       // look again at the next poll; a repeated failure is logged once.
@@ -86,8 +100,9 @@ export class TlsMaterialWatcher {
     }
   }
 
-  private poll(): void {
-    const digest = this.digestFiles();
+  private async poll(): Promise<void> {
+    const digest = await this.digestFiles();
+    if (this.stopped) return;
     const now = this.now();
     // An intermediate client CA entering or leaving its validity window changes the trust
     // anchors (anchors.ts) without any file changing.
@@ -152,17 +167,14 @@ export class TlsMaterialWatcher {
     });
   }
 
-  /** Contents, or the read error, of every watched file, through any symlinks. */
-  private digestFiles(): string {
+  /** Contents, or why they were not read, of every watched file, through any symlinks. */
+  private async digestFiles(): Promise<string> {
     const { certFile, keyFile, clientRootCAFiles } = this.options.tls;
     const hash = createHash('sha256');
     for (const path of [certFile, keyFile, ...clientRootCAFiles]) {
+      const read = await readPemFile(path);
       hash.update(path).update('\0');
-      try {
-        hash.update(readFileSync(path));
-      } catch (error) {
-        hash.update(`unreadable:${(error as NodeJS.ErrnoException).code ?? String(error)}`);
-      }
+      hash.update(read.ok ? read.bytes : `unreadable:${read.problem}`);
       hash.update('\0');
     }
     return hash.digest('hex');

@@ -75,8 +75,8 @@ function harness(dir: string, onChange?: (material: TlsMaterial) => void): Harne
 describe('TlsMaterialWatcher', () => {
   it('does nothing while the files stay the same', async () => {
     const h = await plainFiles();
-    h.watcher.checkNow();
-    h.watcher.checkNow();
+    await h.watcher.checkNow();
+    await h.watcher.checkNow();
     expect(h.changes).toEqual([]);
     expect(h.logs.entries).toEqual([]);
   });
@@ -86,7 +86,7 @@ describe('TlsMaterialWatcher', () => {
     const next = await pki.issue('rewritten', 'serverCA', { cn: 'localhost' });
     await writeFile(h.tls.certFile, next.certPem);
     await writeFile(h.tls.keyFile, next.keyPem);
-    h.watcher.checkNow();
+    await h.watcher.checkNow();
 
     expect(h.changes.map((m) => m.fingerprint)).toEqual([fingerprintOf(next)]);
     const parsed = new X509Certificate(next.certPem);
@@ -97,14 +97,14 @@ describe('TlsMaterialWatcher', () => {
     expect(entry?.msg).toContain(`valid until ${new Date(parsed.validTo).toISOString()}`);
     expect(entry?.fields).toMatchObject({ serial: parsed.serialNumber, fingerprint: parsed.fingerprint256, certificateChanged: true });
 
-    h.watcher.checkNow();
+    await h.watcher.checkNow();
     expect(h.changes).toHaveLength(1);
   });
 
   it('hands over new client root CAs when only the CA file changes', async () => {
     const h = await plainFiles();
     await writeFile(join(h.dir, 'ca.crt'), `${pki.clientCA.certPem}${pki.untrustedCA.certPem}`);
-    h.watcher.checkNow();
+    await h.watcher.checkNow();
     expect(h.changes).toHaveLength(1);
     expect(h.changes[0]?.clientCAPems).toHaveLength(2);
     expect(h.changes[0]?.fingerprint).toBe(h.initial.fingerprint);
@@ -120,18 +120,18 @@ describe('TlsMaterialWatcher', () => {
     const h = harness(volume.dir);
     expect(lstatSync(h.tls.certFile).isSymbolicLink()).toBe(true);
     const firstTarget = readlinkSync(join(volume.dir, '..data'));
-    h.watcher.checkNow();
+    await h.watcher.checkNow();
     expect(h.changes).toEqual([]);
 
     const next = await pki.issue('k8s-rotated', 'serverCA');
     await volume.update({ 'tls.crt': next.certPem, 'tls.key': next.keyPem, 'ca.crt': pki.clientCA.certPem });
     expect(readlinkSync(join(volume.dir, '..data'))).not.toBe(firstTarget);
-    h.watcher.checkNow();
+    await h.watcher.checkNow();
     expect(h.changes.map((m) => m.fingerprint)).toEqual([fingerprintOf(next)]);
 
     const third = await pki.issue('k8s-rotated-again', 'serverCA');
     await volume.update({ 'tls.crt': third.certPem, 'tls.key': third.keyPem, 'ca.crt': pki.clientCA.certPem });
-    h.watcher.checkNow();
+    await h.watcher.checkNow();
     expect(h.changes.map((m) => m.fingerprint)).toEqual([fingerprintOf(next), fingerprintOf(third)]);
   });
 
@@ -140,9 +140,9 @@ describe('TlsMaterialWatcher', () => {
     const next = await pki.issue('half-written', 'serverCA');
     await writeFile(h.tls.certFile, next.certPem);
     await writeFile(h.tls.keyFile, next.keyPem.slice(0, Math.floor(next.keyPem.length / 2)));
-    h.watcher.checkNow();
-    h.watcher.checkNow();
-    h.watcher.checkNow();
+    await h.watcher.checkNow();
+    await h.watcher.checkNow();
+    await h.watcher.checkNow();
 
     expect(h.changes).toEqual([]);
     const errors = h.logs.find('error', /TLS material not reloaded/);
@@ -151,7 +151,7 @@ describe('TlsMaterialWatcher', () => {
     expect(errors[0]?.fields).toMatchObject({ fingerprint: h.initial.fingerprint });
 
     await writeFile(h.tls.keyFile, next.keyPem);
-    h.watcher.checkNow();
+    await h.watcher.checkNow();
     expect(h.changes.map((m) => m.fingerprint)).toEqual([fingerprintOf(next)]);
     expect(h.logs.find('error', /./)).toHaveLength(1);
   });
@@ -160,8 +160,8 @@ describe('TlsMaterialWatcher', () => {
     const h = await plainFiles();
     const next = await pki.issue('mismatched', 'serverCA');
     await writeFile(h.tls.certFile, next.certPem);
-    h.watcher.checkNow();
-    h.watcher.checkNow();
+    await h.watcher.checkNow();
+    await h.watcher.checkNow();
 
     expect(h.changes).toEqual([]);
     const errors = h.logs.find('error', /TLS material not reloaded/);
@@ -173,14 +173,14 @@ describe('TlsMaterialWatcher', () => {
     const h = await plainFiles();
     const next = await pki.issue('failures', 'serverCA');
     await writeFile(h.tls.certFile, next.certPem); // mismatched
-    h.watcher.checkNow();
+    await h.watcher.checkNow();
     await writeFile(h.tls.keyFile, 'junk\n'); // no key
-    h.watcher.checkNow();
-    h.watcher.checkNow();
+    await h.watcher.checkNow();
+    await h.watcher.checkNow();
     await writeFile(h.tls.keyFile, next.keyPem);
-    h.watcher.checkNow();
+    await h.watcher.checkNow();
     await writeFile(h.tls.keyFile, 'junk\n');
-    h.watcher.checkNow();
+    await h.watcher.checkNow();
 
     expect(h.logs.find('error', /./).map((e) => e.fields.problem)).toEqual([
       expect.stringContaining('does not match'),
@@ -199,8 +199,8 @@ describe('TlsMaterialWatcher', () => {
     const next = await pki.issue('refused', 'orgCA');
     await writeFile(h.tls.certFile, next.certPem);
     await writeFile(h.tls.keyFile, next.keyPem);
-    h.watcher.checkNow();
-    h.watcher.checkNow();
+    await h.watcher.checkNow();
+    await h.watcher.checkNow();
 
     expect(refusals).toBe(1);
     expect(h.logs.find('error', /new TLS material refused: chains to an organization CA/)).toHaveLength(1);
@@ -242,8 +242,8 @@ describe('TlsMaterialWatcher', () => {
     const next = await pki.issue('fault', 'serverCA');
     await writeFile(tls.certFile, next.certPem);
     await writeFile(tls.keyFile, next.keyPem);
-    expect(() => watcher.checkNow()).not.toThrow();
-    expect(() => watcher.checkNow()).not.toThrow();
+    await expect(watcher.checkNow()).resolves.toBeUndefined();
+    await expect(watcher.checkNow()).resolves.toBeUndefined();
     expect(changes).toEqual([]);
     expect(failures).toBe(1);
     expect(logs.find('error', /./).map((e) => e.msg)).toEqual([
@@ -251,7 +251,7 @@ describe('TlsMaterialWatcher', () => {
     ]);
 
     fault = null;
-    watcher.checkNow();
+    await watcher.checkNow();
     expect(changes.map((m) => m.fingerprint)).toEqual([fingerprintOf(next)]);
     expect(failures).toBe(1);
   });
@@ -269,7 +269,7 @@ describe('TlsMaterialWatcher', () => {
       configurable: true,
     });
     try {
-      expect(() => h.watcher.checkNow()).not.toThrow();
+      await expect(h.watcher.checkNow()).resolves.toBeUndefined();
     } finally {
       if (descriptor) Object.defineProperty(X509Certificate.prototype, 'subject', descriptor);
     }
@@ -281,6 +281,11 @@ describe('TlsMaterialWatcher', () => {
   });
 
   it('polls every second by default, on a timer that stop() removes', async () => {
+    // The poll reads the files asynchronously: wait for it on the real clock.
+    const realSetTimeout = setTimeout;
+    const settled = async (done: () => boolean): Promise<void> => {
+      for (let waited = 0; waited < 5000 && !done(); waited += 10) await new Promise((resolve) => realSetTimeout(resolve, 10));
+    };
     jest.useFakeTimers();
     try {
       const h = await plainFiles();
@@ -292,6 +297,7 @@ describe('TlsMaterialWatcher', () => {
       jest.advanceTimersByTime(999);
       expect(h.changes).toEqual([]);
       jest.advanceTimersByTime(1);
+      await settled(() => h.changes.length > 0);
       expect(h.changes.map((m) => m.fingerprint)).toEqual([fingerprintOf(next)]);
       h.watcher.stop();
       expect(jest.getTimerCount()).toBe(0);
@@ -334,13 +340,13 @@ describe('TlsMaterialWatcher and an intermediate client CA', () => {
       now: () => now,
       onChange: (material) => changes.push(material),
     });
-    watcher.checkNow();
+    await watcher.checkNow();
     expect(changes).toEqual([]);
     now = notAfter + 1000;
-    watcher.checkNow();
+    await watcher.checkNow();
     expect(changes.map((m) => m.trustedClientCAPems)).toEqual([[]]);
     expect(changes[0]?.clientCAPems).toEqual(initial.clientCAPems);
-    watcher.checkNow();
+    await watcher.checkNow();
     expect(changes).toHaveLength(1);
   });
 });

@@ -1,0 +1,127 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { copyFile, mkdir, rename, rm, symlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ConfigError } from '../../src/errors';
+import { OperationsSystem } from '../../src/system';
+import { testConfig } from '../support/config';
+import { request } from '../support/http';
+import { LogCapture } from '../support/log-capture';
+import { createTestPki, type TestPki } from '../support/pki';
+import { requireCommand } from '../support/prerequisites';
+
+/**
+ * Issue 18, items 9 and 10: what sits at a certificate path must never stop the server. A FIFO
+ * is refused without being waited on, at start and while watching, and the path is named.
+ *
+ * A server that opens the FIFO blocking would freeze this very process (the server runs in it),
+ * so each test starts a "writer" that opens the FIFO a few seconds later, for a bounded time:
+ * without the fix, the test then fails instead of hanging.
+ */
+
+let pki: TestPki;
+let count = 0;
+const writers: ChildProcess[] = [];
+
+beforeAll(async () => {
+  requireCommand('mkfifo');
+  requireCommand('timeout');
+  pki = await createTestPki();
+});
+afterAll(async () => {
+  for (const writer of writers) {
+    try {
+      if (writer.pid !== undefined) process.kill(-writer.pid, 'SIGKILL');
+    } catch {
+      // Already gone.
+    }
+  }
+  await pki.cleanup();
+});
+
+async function freshDir(name: string): Promise<string> {
+  const dir = join(pki.dir, `${name}-${++count}`);
+  await mkdir(dir);
+  await Promise.all([
+    copyFile(pki.server.cert, join(dir, 'tls.crt')),
+    copyFile(pki.server.key, join(dir, 'tls.key')),
+    copyFile(pki.clientCA.cert, join(dir, 'ca.crt')),
+  ]);
+  return dir;
+}
+
+/** Replaces `path` with a FIFO; a blocked reader of it is let go after `afterSeconds`, and again for a few seconds. */
+async function fifoAt(path: string, afterSeconds: number): Promise<void> {
+  await rm(path, { force: true });
+  execFileSync('mkfifo', [path]);
+  // Its own process group, so that afterAll ends the shell and a writer blocked in open() with it.
+  const writer = spawn('timeout', ['12', 'sh', '-c', `sleep ${afterSeconds}; while :; do : > "$0"; sleep 0.01; done`, path], {
+    stdio: 'ignore',
+    detached: true,
+  });
+  writers.push(writer);
+}
+
+function tlsSection(dir: string, caFile = join(dir, 'ca.crt')) {
+  return {
+    enabled: true,
+    certFile: join(dir, 'tls.crt'),
+    keyFile: join(dir, 'tls.key'),
+    clientAuthRequired: false,
+    clientRootCAFiles: [caFile],
+  };
+}
+
+describe('a FIFO at a certificate path', () => {
+  it('as the client CA file at start: the start fails at once, naming the file and what it is', async () => {
+    const dir = await freshDir('fifo-at-start');
+    const ca = join(dir, 'ca.crt');
+    await fifoAt(ca, 3);
+    const started = OperationsSystem.start({ config: testConfig({ operations: { tls: tlsSection(dir) } }), logStream: new LogCapture() });
+    await expect(started).rejects.toThrow(ConfigError);
+    await expect(started).rejects.toThrow(`operations.tls.clientRootCAs.files: cannot read ${ca}: is a FIFO (named pipe), not a regular file`);
+  });
+
+  it('behind a symlink (as a Kubernetes Secret mount is): refused, naming the path and where it leads', async () => {
+    const dir = await freshDir('fifo-behind-symlink');
+    const target = join(dir, 'real-ca.crt');
+    await fifoAt(target, 3);
+    await rm(join(dir, 'ca.crt'));
+    await symlink(target, join(dir, 'ca.crt'));
+    const started = OperationsSystem.start({ config: testConfig({ operations: { tls: tlsSection(dir) } }), logStream: new LogCapture() });
+    await expect(started).rejects.toThrow(`cannot read ${join(dir, 'ca.crt')}: is a FIFO (named pipe) (${target}), not a regular file`);
+  });
+
+  it.each(['tls.crt', 'ca.crt'])(
+    'at a watched path (%s) while serving: probes keep being answered, the reload is refused once, named and counted',
+    async (file) => {
+      const dir = await freshDir('fifo-watched');
+      const logs = new LogCapture();
+      const system = await OperationsSystem.start({
+        config: testConfig({ operations: { tls: tlsSection(dir) }, metrics: { provider: 'prometheus' } }),
+        env: { FABRIC_LOGGING_FORMAT: 'json' },
+        logStream: logs,
+        tlsPollIntervalMs: 50,
+      });
+      const path = join(dir, file);
+      try {
+        await fifoAt(path, 4);
+        // Several polls meet the FIFO. Then every probe must be answered: each has 2 s, the
+        // writer lets a blocked reader go after 4 s.
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        for (let probe = 0; probe < 3; probe += 1) {
+          const answer = await request(`${system.url}/healthz`, { ca: pki.serverCA.certPem, timeoutMs: 2000 });
+          expect(answer.status).toBe(200);
+        }
+        const refused = logs.records().filter((r) => typeof r.msg === 'string' && r.msg.startsWith('TLS material not reloaded'));
+        expect(refused.map((r) => r.problem)).toEqual([expect.stringContaining(`cannot read ${path}: is a FIFO (named pipe), not a regular file`)]);
+        const metrics = await request(`${system.url}/metrics`, { ca: pki.serverCA.certPem, client: pki.client });
+        expect(metrics.body).toMatch(/^operations_tls_reload_failures_total 1$/m);
+      } finally {
+        // A regular file again, put in place atomically, before the writer gives up.
+        await copyFile(file === 'tls.crt' ? pki.server.cert : pki.clientCA.cert, `${path}.new`);
+        await rename(`${path}.new`, path);
+        await system.stop();
+      }
+    },
+  );
+});
