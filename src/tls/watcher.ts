@@ -5,7 +5,7 @@ import type { Logger } from '../logging/types';
 import type { Counter } from '../metrics/types';
 import { type ConfigKeys, type TlsMaterial, loadTlsMaterial, sameTlsMaterial } from './material';
 import { type CertificateSummary, summarisePem } from './pem';
-import { readPemFile } from './files';
+import { type FileRead, fileIdentity, readPemFile } from './files';
 
 function describeError(error: unknown): string {
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
@@ -56,6 +56,11 @@ export class TlsMaterialWatcher {
   /** Digest of the files' raw contents at the last poll that looked at them. */
   private lastDigest: string | undefined;
   private lastFailure: string | undefined;
+  /**
+   * Files that could not be read (not a regular file, too large, unreadable), with their
+   * identity (fileIdentity) then: such a file is not opened again until its identity changes.
+   */
+  private readonly failedReads = new Map<string, { identity: string; read: FileRead }>();
   private readonly load: (tls: TlsConfig, keys: ConfigKeys, now: number) => TlsMaterial;
   private readonly now: () => number;
 
@@ -167,12 +172,23 @@ export class TlsMaterialWatcher {
     });
   }
 
+  /** One watched file, unless it could not be read last time and its identity has not changed since. */
+  private async readFile(path: string): Promise<FileRead> {
+    const identity = await fileIdentity(path);
+    const failed = this.failedReads.get(path);
+    if (failed?.identity === identity) return failed.read;
+    const read = await readPemFile(path);
+    if (read.ok) this.failedReads.delete(path);
+    else this.failedReads.set(path, { identity, read });
+    return read;
+  }
+
   /** Contents, or why they were not read, of every watched file, through any symlinks. */
   private async digestFiles(): Promise<string> {
     const { certFile, keyFile, clientRootCAFiles } = this.options.tls;
     const hash = createHash('sha256');
     for (const path of [certFile, keyFile, ...clientRootCAFiles]) {
-      const read = await readPemFile(path);
+      const read = await this.readFile(path);
       hash.update(path).update('\0');
       hash.update(read.ok ? read.bytes : `unreadable:${read.problem}`);
       hash.update('\0');

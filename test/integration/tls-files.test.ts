@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { copyFile, mkdir, rename, rm, symlink } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, rename, rm, symlink, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ConfigError } from '../../src/errors';
 import { OperationsSystem } from '../../src/system';
@@ -124,4 +124,58 @@ describe('a FIFO at a certificate path', () => {
       }
     },
   );
+});
+
+/** Bytes this process has read through read(2) and the like, from /proc/self/io. */
+async function bytesReadByThisProcess(): Promise<number> {
+  const io = await readFile('/proc/self/io', 'utf8');
+  return Number(/^rchar: (\d+)$/m.exec(io)?.[1] ?? 'NaN');
+}
+
+describe('a 190 MiB file at a watched path', () => {
+  it('is refused by its size without being read, once, and probes keep being answered', async () => {
+    const dir = await freshDir('huge-ca');
+    const logs = new LogCapture();
+    const system = await OperationsSystem.start({
+      config: testConfig({ operations: { tls: tlsSection(dir) }, metrics: { provider: 'prometheus' } }),
+      env: { FABRIC_LOGGING_FORMAT: 'json' },
+      logStream: logs,
+      tlsPollIntervalMs: 50,
+    });
+    const path = join(dir, 'ca.crt');
+    const size = 190 * 1024 * 1024;
+    try {
+      // A PEM certificate followed by 190 MiB of (sparse) zeros: costs no disk, reads as 190 MiB.
+      await writeFile(`${path}.new`, pki.clientCA.certPem);
+      await truncate(`${path}.new`, size);
+      const before = await bytesReadByThisProcess();
+      await rename(`${path}.new`, path);
+      // About 20 polls.
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      for (let probe = 0; probe < 3; probe += 1) {
+        expect((await request(`${system.url}/healthz`, { ca: pki.serverCA.certPem, timeoutMs: 2000 })).status).toBe(200);
+      }
+      const read = (await bytesReadByThisProcess()) - before;
+      // Not even one copy of the file was read (the old watcher read it twice a poll).
+      expect(read).toBeLessThan(size);
+      const refused = logs.records().filter((r) => typeof r.msg === 'string' && r.msg.startsWith('TLS material not reloaded'));
+      expect(refused.map((r) => r.problem)).toEqual([
+        expect.stringContaining(`cannot read ${path}: is ${size} bytes, more than the 1048576 bytes (1 MiB) a PEM file may hold`),
+      ]);
+      const metrics = await request(`${system.url}/metrics`, { ca: pki.serverCA.certPem, client: pki.client });
+      expect(metrics.body).toMatch(/^operations_tls_reload_failures_total 1$/m);
+    } finally {
+      await system.stop();
+    }
+  });
+
+  it('at start: refused, naming the file, its size and the limit', async () => {
+    const dir = await freshDir('huge-ca-at-start');
+    const path = join(dir, 'ca.crt');
+    await truncate(path, 190 * 1024 * 1024);
+    const started = OperationsSystem.start({ config: testConfig({ operations: { tls: tlsSection(dir) } }), logStream: new LogCapture() });
+    await expect(started).rejects.toThrow(
+      `operations.tls.clientRootCAs.files: cannot read ${path}: is ${190 * 1024 * 1024} bytes, more than the 1048576 bytes (1 MiB) a PEM file may hold`,
+    );
+  });
 });

@@ -1,11 +1,12 @@
 import { X509Certificate } from 'node:crypto';
 import { lstatSync, readlinkSync } from 'node:fs';
-import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, rm, truncate, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TlsConfig } from '../../../src/config/types';
 import { type TlsMaterial, loadTlsMaterial } from '../../../src/tls/material';
 import { TlsMaterialWatcher } from '../../../src/tls/watcher';
+import * as files from '../../../src/tls/files';
 import { CaptureLoggers } from '../../support/capture-logger';
 import { baseTestConfig } from '../../support/config';
 import { type KeyPair, createKubernetesSecretVolume, createTestPki, type TestPki } from '../../support/pki';
@@ -348,5 +349,35 @@ describe('TlsMaterialWatcher and an intermediate client CA', () => {
     expect(changes[0]?.clientCAPems).toEqual(initial.clientCAPems);
     await watcher.checkNow();
     expect(changes).toHaveLength(1);
+  });
+});
+
+describe('TlsMaterialWatcher and a file it cannot read', () => {
+  it('does not open a refused file again until its size, times or inode change', async () => {
+    const h = await plainFiles();
+    const ca = join(h.dir, 'ca.crt');
+    await truncate(ca, 2 * files.maxPemFileBytes);
+    const reads = jest.spyOn(files, 'readPemFile');
+    try {
+      for (let poll = 0; poll < 5; poll += 1) await h.watcher.checkNow();
+      const readsOfCa = (): number => reads.mock.calls.filter(([path]) => path === ca).length;
+      expect(readsOfCa()).toBe(1);
+      expect(h.logs.find('error', /TLS material not reloaded/).map((e) => e.fields.problem)).toEqual([
+        expect.stringContaining(`cannot read ${ca}: is ${2 * files.maxPemFileBytes} bytes, more than the 1048576 bytes (1 MiB)`),
+      ]);
+
+      // Same size, new modification time: looked at again.
+      await utimes(ca, new Date(), new Date(Date.now() + 5000));
+      await h.watcher.checkNow();
+      expect(readsOfCa()).toBe(2);
+
+      await copyFile(pki.clientCA.cert, ca);
+      await h.watcher.checkNow();
+      await h.watcher.checkNow();
+      expect(readsOfCa()).toBe(4); // readable again: read at every poll
+      expect(h.changes).toEqual([]);
+    } finally {
+      reads.mockRestore();
+    }
   });
 });
