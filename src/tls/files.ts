@@ -15,10 +15,15 @@ import { describeFileError } from '../file-errors';
  */
 
 /**
- * The largest PEM file read: 1 MiB. Mozilla's whole CA bundle (about 140 roots) is about
- * 220 KB; a certificate, its chain or a key is a few KB.
+ * The largest PEM file read: 8 MiB. Mozilla's whole CA bundle (about 140 roots) is about
+ * 220 KB and a certificate, its chain or a key a few KB; Fabric reads a CA file with the same
+ * CA thousands of times (about 1.8 MB for 2,500 copies of an EC CA, 5 MB of an RSA-4096 one)
+ * and serves (its pool drops the copies), so this one must too.
  */
-export const maxPemFileBytes = 1024 * 1024;
+export const maxPemFileBytes = 8 * 1024 * 1024;
+
+/** How the limit is named in messages. */
+const limit = `the ${maxPemFileBytes} bytes (8 MiB) a PEM file may hold`;
 
 export type FileRead =
   | { readonly ok: true; readonly bytes: Buffer }
@@ -52,10 +57,10 @@ function refusal(path: string, stats: BigIntStats): string | null {
 }
 
 function tooLarge(size: bigint): string {
-  return `is ${size} bytes, more than the ${maxPemFileBytes} bytes (1 MiB) a PEM file may hold`;
+  return `is ${size} bytes, more than ${limit}`;
 }
 
-const grew = `grew past the ${maxPemFileBytes} bytes (1 MiB) a PEM file may hold while it was read`;
+const grew = `grew past ${limit} while it was read`;
 
 /**
  * The bytes read so far, in a buffer sized from fstat plus one byte (to see EOF in one read),

@@ -4,6 +4,7 @@ import type { NormalisedConfig, TlsConfig } from '../config/types';
 import { ConfigError } from '../errors';
 import { certificateBlocks, hasIncompletePemBlock, privateKeyBlockOf } from './pem';
 import { trustAnchors } from './anchors';
+import { subjectNameLength } from './der';
 import { type FileRead, readPemFileSync } from './files';
 
 /** The server's TLS material, read and checked, ready for a secure context. */
@@ -121,6 +122,50 @@ class ProblemList {
   }
 }
 
+interface ClientCA {
+  file: string;
+  pem: string;
+  certificate: X509Certificate;
+}
+
+/**
+ * The most bytes of CA names (each with its 2-byte length) a CertificateRequest may carry. The
+ * protocol's limit is 65,535 (RFC 8446 4.2.4, RFC 5246 7.4.4: `<0..2^16-1>`), past which OpenSSL
+ * fails every handshake with internal_error; Go's TLS stack (Fabric's tools, Prometheus) refuses
+ * any handshake message over 64 KiB (crypto/tls maxHandshake), and the rest of the message
+ * (signature algorithms, extensions) takes well under 512 bytes: 65,536 - 512.
+ */
+export const maxClientCaNamesBytes = 65_024;
+
+function nameLength(certificate: X509Certificate): number {
+  try {
+    return subjectNameLength(certificate.raw);
+  } catch {
+    // OpenSSL parsed it, our small DER reader did not: the whole certificate bounds its name.
+    return certificate.raw.length;
+  }
+}
+
+/** The CA names the server would send in each handshake, when they cannot fit in one. */
+function caNamesProblem(key: string, clientCAs: readonly ClientCA[]): string | null {
+  const perFile = new Map<string, { cas: number; bytes: number }>();
+  let total = 0;
+  for (const { file, certificate } of clientCAs) {
+    const bytes = 2 + nameLength(certificate);
+    total += bytes;
+    const entry = perFile.get(file) ?? { cas: 0, bytes: 0 };
+    entry.cas += 1;
+    entry.bytes += bytes;
+    perFile.set(file, entry);
+  }
+  if (total <= maxClientCaNamesBytes) return null;
+  const files = [...perFile].map(([file, { cas, bytes }]) => `${file}: ${cas} CA${cas === 1 ? '' : 's'}, ${bytes} bytes`).join('; ');
+  return (
+    `${key}: the names of the ${clientCAs.length} distinct client root CAs come to ${total} bytes (${files}), ` +
+    `more than the ${maxClientCaNamesBytes} bytes a TLS handshake can carry (the server sends every CA's name to each client): configure fewer CAs`
+  );
+}
+
 /**
  * Reads the server certificate, its key and the client root CAs named by an enabled TLS
  * configuration, and checks that they can serve. Throws ConfigError with one line per
@@ -143,11 +188,21 @@ export function buildTlsMaterial(tls: TlsConfig, keys: ConfigKeys, read: ReadFil
     problems.add(`${keys.tlsKeyFile}: the key in ${tls.keyFile} does not match the certificate in ${tls.certFile} (${keys.tlsCertFile})`);
   }
 
-  const clientCAs: Array<{ pem: string; certificate: X509Certificate }> = [];
+  // The same CA twice (in one file or across files) is one CA, as in Go's certificate pool:
+  // OpenSSL would send its name once per copy in every handshake.
+  const clientCAs: ClientCA[] = [];
+  const seen = new Set<string>();
   for (const file of tls.clientRootCAFiles) {
     const cas = problems.readCertificates(keys.tlsClientRootCAs, file);
-    if (cas !== undefined) cas.pems.forEach((pem, index) => clientCAs.push({ pem, certificate: cas.certificates[index] as X509Certificate }));
+    cas?.pems.forEach((pem, index) => {
+      const certificate = cas.certificates[index] as X509Certificate;
+      if (seen.has(certificate.fingerprint256)) return;
+      seen.add(certificate.fingerprint256);
+      clientCAs.push({ file, pem, certificate });
+    });
   }
+  const namesProblem = caNamesProblem(keys.tlsClientRootCAs, clientCAs);
+  if (namesProblem !== null) problems.add(namesProblem);
 
   if (problems.lines.length > 0 || cert === undefined || key === undefined || leaf === undefined) {
     throw new ConfigError(problems.lines);

@@ -160,7 +160,7 @@ describe('a 190 MiB file at a watched path', () => {
       expect(read).toBeLessThan(size);
       const refused = logs.records().filter((r) => typeof r.msg === 'string' && r.msg.startsWith('TLS material not reloaded'));
       expect(refused.map((r) => r.problem)).toEqual([
-        expect.stringContaining(`cannot read ${path}: is ${size} bytes, more than the 1048576 bytes (1 MiB) a PEM file may hold`),
+        expect.stringContaining(`cannot read ${path}: is ${size} bytes, more than the 8388608 bytes (8 MiB) a PEM file may hold`),
       ]);
       const metrics = await request(`${system.url}/metrics`, { ca: pki.serverCA.certPem, client: pki.client });
       expect(metrics.body).toMatch(/^operations_tls_reload_failures_total 1$/m);
@@ -175,7 +175,7 @@ describe('a 190 MiB file at a watched path', () => {
     await truncate(path, 190 * 1024 * 1024);
     const started = OperationsSystem.start({ config: testConfig({ operations: { tls: tlsSection(dir) } }), logStream: new LogCapture() });
     await expect(started).rejects.toThrow(
-      `operations.tls.clientRootCAs.files: cannot read ${path}: is ${190 * 1024 * 1024} bytes, more than the 1048576 bytes (1 MiB) a PEM file may hold`,
+      `operations.tls.clientRootCAs.files: cannot read ${path}: is ${190 * 1024 * 1024} bytes, more than the 8388608 bytes (8 MiB) a PEM file may hold`,
     );
   });
 });

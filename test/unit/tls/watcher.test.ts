@@ -363,7 +363,7 @@ describe('TlsMaterialWatcher and a file it cannot read', () => {
       const readsOfCa = (): number => reads.mock.calls.filter(([path]) => path === ca).length;
       expect(readsOfCa()).toBe(1);
       expect(h.logs.find('error', /TLS material not reloaded/).map((e) => e.fields.problem)).toEqual([
-        expect.stringContaining(`cannot read ${ca}: is ${2 * files.maxPemFileBytes} bytes, more than the 1048576 bytes (1 MiB)`),
+        expect.stringContaining(`cannot read ${ca}: is ${2 * files.maxPemFileBytes} bytes, more than the 8388608 bytes (8 MiB)`),
       ]);
 
       // Same size, new modification time: looked at again.
