@@ -3,7 +3,7 @@ import type { TlsConfig } from '../config/types';
 import { ConfigError } from '../errors';
 import type { Logger } from '../logging/types';
 import type { Counter } from '../metrics/types';
-import { type ConfigKeys, type TlsMaterial, loadTlsMaterial, sameTlsMaterial } from './material';
+import { type ConfigKeys, type ReadFile, type TlsMaterial, buildTlsMaterial, sameTlsMaterial } from './material';
 import { type CertificateSummary, summarisePem } from './pem';
 import { type FileRead, fileIdentity, readPemFile } from './files';
 
@@ -28,8 +28,11 @@ export interface TlsMaterialWatcherOptions {
   failures?: Pick<Counter, 'add'>;
   /** Told each reload failure that is logged (the same problem is told once, as it is logged once). */
   onFailure?: (problem: string) => void;
-  /** Reads and checks the files; default loadTlsMaterial (tests inject failures here). */
-  load?: (tls: TlsConfig, keys: ConfigKeys, now: number) => TlsMaterial;
+  /**
+   * Checks the files' contents, as read by this poll (`read`), and makes the material; default
+   * buildTlsMaterial (tests inject failures here).
+   */
+  build?: (tls: TlsConfig, keys: ConfigKeys, read: ReadFile, now: number) => TlsMaterial;
   /** The wall clock (ms since the epoch) that certificate validity is judged by; default Date.now. */
   now?: () => number;
 }
@@ -57,18 +60,20 @@ export class TlsMaterialWatcher {
   private lastDigest: string | undefined;
   private lastFailure: string | undefined;
   /**
-   * Files that could not be read (not a regular file, too large, unreadable), with their
-   * identity (fileIdentity) then: such a file is not opened again until its identity changes.
+   * Each file's last read, with its identity (fileIdentity) then. A file that could not be read
+   * (not a regular file, too large, unreadable), or any file while the material made from the
+   * last reads stands refused, is not read again until its identity changes.
    */
-  private readonly failedReads = new Map<string, { identity: string; read: FileRead }>();
-  private readonly load: (tls: TlsConfig, keys: ConfigKeys, now: number) => TlsMaterial;
+  private readonly lastReads = new Map<string, { identity: string; read: FileRead }>();
+  private refused = false;
+  private readonly build: (tls: TlsConfig, keys: ConfigKeys, read: ReadFile, now: number) => TlsMaterial;
   private readonly now: () => number;
 
   constructor(options: TlsMaterialWatcherOptions) {
     this.options = options;
     this.intervalMs = options.intervalMs ?? 1000;
     this.current = options.current;
-    this.load = options.load ?? loadTlsMaterial;
+    this.build = options.build ?? buildTlsMaterial;
     this.now = options.now ?? Date.now;
   }
 
@@ -106,8 +111,12 @@ export class TlsMaterialWatcher {
   }
 
   private async poll(): Promise<void> {
-    const digest = await this.digestFiles();
+    // One read of each file, compared and built from: what is compared is what serves. (Reading
+    // the files again to build let a reload storm leave in use a certificate the files no longer
+    // held, until their next change: issue 18, item 13.)
+    const reads = await this.readFiles();
     if (this.stopped) return;
+    const digest = digestOf(reads);
     const now = this.now();
     // An intermediate client CA entering or leaving its validity window changes the trust
     // anchors (anchors.ts) without any file changing.
@@ -117,20 +126,23 @@ export class TlsMaterialWatcher {
 
     let material: TlsMaterial;
     try {
-      material = this.load(this.options.tls, this.options.keys, now);
+      material = this.build(this.options.tls, this.options.keys, (path) => reads.get(path) ?? { ok: false, problem: 'not read' }, now);
     } catch (error) {
-      // The files are read again for loading, so they may have changed since the digest:
-      // retry at the next poll (a repeated failure is logged only once).
-      this.lastDigest = undefined;
+      // A refusal of these bytes stands until they change. Anything else is a fault on the way:
+      // try again at the next poll (a repeated failure is logged only once).
+      if (!(error instanceof ConfigError)) this.lastDigest = undefined;
+      this.refused = error instanceof ConfigError;
       this.reportFailure(error instanceof ConfigError ? error.problems.join('; ') : describeError(error));
       return;
     }
     this.lastFailure = undefined;
+    this.refused = false;
     if (sameTlsMaterial(material, this.current)) return;
 
     try {
       this.options.onChange(material);
     } catch (error) {
+      this.refused = true;
       this.reportFailure(`new TLS material refused: ${error instanceof Error ? error.message : String(error)}`);
       return;
     }
@@ -172,27 +184,33 @@ export class TlsMaterialWatcher {
     });
   }
 
-  /** One watched file, unless it could not be read last time and its identity has not changed since. */
+  /** One watched file, unless its last read failed or was refused and its identity has not changed since. */
   private async readFile(path: string): Promise<FileRead> {
     const identity = await fileIdentity(path);
-    const failed = this.failedReads.get(path);
-    if (failed?.identity === identity) return failed.read;
+    const last = this.lastReads.get(path);
+    if (last?.identity === identity && (!last.read.ok || this.refused)) return last.read;
     const read = await readPemFile(path);
-    if (read.ok) this.failedReads.delete(path);
-    else this.failedReads.set(path, { identity, read });
+    this.lastReads.set(path, { identity, read });
     return read;
   }
 
-  /** Contents, or why they were not read, of every watched file, through any symlinks. */
-  private async digestFiles(): Promise<string> {
+  /** Contents, or why they were not read, of every watched file, through any symlinks: one read each. */
+  private async readFiles(): Promise<Map<string, FileRead>> {
     const { certFile, keyFile, clientRootCAFiles } = this.options.tls;
-    const hash = createHash('sha256');
+    const reads = new Map<string, FileRead>();
     for (const path of [certFile, keyFile, ...clientRootCAFiles]) {
-      const read = await this.readFile(path);
-      hash.update(path).update('\0');
-      hash.update(read.ok ? read.bytes : `unreadable:${read.problem}`);
-      hash.update('\0');
+      if (!reads.has(path)) reads.set(path, await this.readFile(path));
     }
-    return hash.digest('hex');
+    return reads;
   }
+}
+
+function digestOf(reads: ReadonlyMap<string, FileRead>): string {
+  const hash = createHash('sha256');
+  for (const [path, read] of reads) {
+    hash.update(path).update('\0');
+    hash.update(read.ok ? read.bytes : `unreadable:${read.problem}`);
+    hash.update('\0');
+  }
+  return hash.digest('hex');
 }

@@ -159,8 +159,8 @@ describe('certificate rotation on a live server', () => {
   });
 });
 
-/** An HTTPS server on `pki.server` whose files a watcher polls every 50 ms, with an injectable loader. */
-async function serverWithWatcher(dir: string, load?: (tls: TlsConfig, keys: typeof baseKeys) => TlsMaterial) {
+/** An HTTPS server on `pki.server` whose files a watcher polls every 50 ms, with an injectable builder. */
+async function serverWithWatcher(dir: string, build?: (tls: TlsConfig, keys: typeof baseKeys) => TlsMaterial) {
   await Promise.all([
     copyFile(pki.server.cert, join(dir, 'tls.crt')),
     copyFile(pki.server.key, join(dir, 'tls.key')),
@@ -188,7 +188,7 @@ async function serverWithWatcher(dir: string, load?: (tls: TlsConfig, keys: type
     intervalMs: 50,
     failures: metrics.newCounter(serviceMetricOptions.tlsReloadFailures),
     onChange: (next) => live.setSecureContext(secureContextOptions(next)),
-    ...(load ? { load } : {}),
+    ...(build ? { build } : {}),
   });
   liveWatcher.start();
   const servedFingerprint = (): Promise<string> =>

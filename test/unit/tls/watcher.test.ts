@@ -4,7 +4,7 @@ import { copyFile, mkdir, mkdtemp, rm, truncate, utimes, writeFile } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TlsConfig } from '../../../src/config/types';
-import { type TlsMaterial, loadTlsMaterial } from '../../../src/tls/material';
+import { type TlsMaterial, buildTlsMaterial, loadTlsMaterial } from '../../../src/tls/material';
 import { TlsMaterialWatcher } from '../../../src/tls/watcher';
 import * as files from '../../../src/tls/files';
 import { CaptureLoggers } from '../../support/capture-logger';
@@ -234,9 +234,9 @@ describe('TlsMaterialWatcher', () => {
       logger: logs.getLogger('operations.tls'),
       current: loadTlsMaterial(tls, keys),
       failures: { add: (delta) => (failures += delta) },
-      load: (config, configKeys) => {
+      build: (config, configKeys, read, now) => {
         if (fault) throw fault;
-        return loadTlsMaterial(config, configKeys);
+        return buildTlsMaterial(config, configKeys, read, now);
       },
       onChange: (material) => changes.push(material),
     });
