@@ -137,7 +137,11 @@ export class TlsMaterialWatcher {
     }
     this.lastFailure = undefined;
     this.refused = false;
-    if (sameTlsMaterial(material, this.current)) return;
+    if (sameTlsMaterial(material, this.current)) {
+      // Nothing to hand over; remember when the trust anchors next change, or this would rebuild at every poll.
+      this.current = { ...this.current, trustChangesAt: material.trustChangesAt };
+      return;
+    }
 
     try {
       this.options.onChange(material);
