@@ -7,6 +7,7 @@ import { testConfig } from '../support/config';
 import { request } from '../support/http';
 import { LogCapture } from '../support/log-capture';
 import { createTestPki, type TestPki } from '../support/pki';
+import { requireBuiltCli, runCli } from '../support/cli';
 import { requireCommand } from '../support/prerequisites';
 
 /**
@@ -79,6 +80,36 @@ describe('a FIFO at a certificate path', () => {
     const started = OperationsSystem.start({ config: testConfig({ operations: { tls: tlsSection(dir) } }), logStream: new LogCapture() });
     await expect(started).rejects.toThrow(ConfigError);
     await expect(started).rejects.toThrow(`operations.tls.clientRootCAs.files: cannot read ${ca}: is a FIFO (named pipe), not a regular file`);
+  });
+
+  it('as the client CA file of the command: it exits 2 at once with one line naming the key, the file and what it is', async () => {
+    requireBuiltCli();
+    const dir = await freshDir('fifo-command');
+    const ca = join(dir, 'ca.crt');
+    await fifoAt(ca, 3);
+    const config = join(dir, 'orderer.yaml');
+    await writeFile(
+      config,
+      [
+        'Operations:',
+        '  ListenAddress: 127.0.0.1:0',
+        '  TLS:',
+        '    Enabled: true',
+        '    Certificate: tls.crt',
+        '    PrivateKey: tls.key',
+        '    ClientRootCAs: [ca.crt]',
+        '',
+      ].join('\n'),
+    );
+    const run = runCli(['--config', config]);
+    const killer = setTimeout(() => run.child.kill('SIGKILL'), 20_000);
+    try {
+      expect((await run.exited).code).toBe(2);
+    } finally {
+      clearTimeout(killer);
+    }
+    expect(run.stderr()).toContain(`Operations.TLS.ClientRootCAs: cannot read ${ca}: is a FIFO (named pipe), not a regular file`);
+    expect(run.stderr()).not.toMatch(/\n\s+at /);
   });
 
   it('behind a symlink (as a Kubernetes Secret mount is): refused, naming the path and where it leads', async () => {
