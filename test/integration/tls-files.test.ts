@@ -55,7 +55,7 @@ async function fifoAt(path: string, afterSeconds: number): Promise<void> {
   await rm(path, { force: true });
   execFileSync('mkfifo', [path]);
   // Its own process group, so that afterAll ends the shell and a writer blocked in open() with it.
-  const writer = spawn('timeout', ['12', 'sh', '-c', `sleep ${afterSeconds}; while :; do : > "$0"; sleep 0.01; done`, path], {
+  const writer = spawn('timeout', ['20', 'sh', '-c', `sleep ${afterSeconds}; while :; do : > "$0"; sleep 0.01; done`, path], {
     stdio: 'ignore',
     detached: true,
   });
@@ -123,35 +123,54 @@ describe('a FIFO at a certificate path', () => {
   });
 
   it.each(['tls.crt', 'ca.crt'])(
-    'at a watched path (%s) while serving: probes keep being answered, the reload is refused once, named and counted',
+    'at a watched path (%s) of the running command: probes keep being answered, the reload is refused once, named and counted',
     async (file) => {
+      // The real command in its own process: a server frozen in open() cannot also freeze the
+      // clients' timeouts, as it would in this process.
+      requireBuiltCli();
       const dir = await freshDir('fifo-watched');
-      const logs = new LogCapture();
-      const system = await OperationsSystem.start({
-        config: testConfig({ operations: { tls: tlsSection(dir) }, metrics: { provider: 'prometheus' } }),
-        env: { FABRIC_LOGGING_FORMAT: 'json' },
-        logStream: logs,
-        tlsPollIntervalMs: 50,
-      });
+      const config = join(dir, 'orderer.yaml');
+      await writeFile(
+        config,
+        [
+          'Operations:',
+          '  ListenAddress: 127.0.0.1:0',
+          '  TLS:',
+          '    Enabled: true',
+          '    Certificate: tls.crt',
+          '    PrivateKey: tls.key',
+          '    ClientRootCAs: [ca.crt]',
+          'Metrics:',
+          '  Provider: prometheus',
+          '',
+        ].join('\n'),
+      );
+      const run = runCli(['--config', config]);
       const path = join(dir, file);
       try {
-        await fifoAt(path, 4);
-        // Several polls meet the FIFO. Then every probe must be answered: each has 2 s, the
-        // writer lets a blocked reader go after 4 s.
-        await new Promise((resolve) => setTimeout(resolve, 300));
-        for (let probe = 0; probe < 3; probe += 1) {
-          const answer = await request(`${system.url}/healthz`, { ca: pki.serverCA.certPem, timeoutMs: 2000 });
+        const url = await run.listening();
+        await fifoAt(path, 8);
+        // Probes for 3 s from the moment the FIFO is there (the command polls every second): each
+        // must be answered within 3 s. A server blocked in open() answers none before the writer
+        // comes, 8 s later.
+        const until = Date.now() + 3000;
+        while (Date.now() < until) {
+          const answer = await request(`${url}/healthz`, { ca: pki.serverCA.certPem, timeoutMs: 3000 });
           expect(answer.status).toBe(200);
+          await new Promise((resolve) => setTimeout(resolve, 100));
         }
-        const refused = logs.records().filter((r) => typeof r.msg === 'string' && r.msg.startsWith('TLS material not reloaded'));
-        expect(refused.map((r) => r.problem)).toEqual([expect.stringContaining(`cannot read ${path}: is a FIFO (named pipe), not a regular file`)]);
-        const metrics = await request(`${system.url}/metrics`, { ca: pki.serverCA.certPem, client: pki.client });
+        const refused = (run.stdout() + run.stderr()).split('\n').filter((line) => line.includes('TLS material not reloaded'));
+        expect(refused).toEqual([expect.stringContaining(`cannot read ${path}: is a FIFO (named pipe), not a regular file`)]);
+        const metrics = await request(`${url}/metrics`, { ca: pki.serverCA.certPem, client: pki.client });
         expect(metrics.body).toMatch(/^operations_tls_reload_failures_total 1$/m);
       } finally {
         // A regular file again, put in place atomically, before the writer gives up.
         await copyFile(file === 'tls.crt' ? pki.server.cert : pki.clientCA.cert, `${path}.new`);
         await rename(`${path}.new`, path);
-        await system.stop();
+        run.child.kill('SIGTERM');
+        const killer = setTimeout(() => run.child.kill('SIGKILL'), 15_000);
+        await run.exited;
+        clearTimeout(killer);
       }
     },
   );
