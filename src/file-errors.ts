@@ -13,6 +13,9 @@ export function describeFileError(error: unknown): string {
       return 'a parent of it is not a directory';
     case 'ELOOP':
       return 'too many levels of symbolic links';
+    case 'ENXIO':
+      // What open() says for a Unix socket, or a device file with no device behind it.
+      return 'is a socket or a device with nothing behind it, not a regular file';
     default:
       return error instanceof Error ? error.message : String(error);
   }

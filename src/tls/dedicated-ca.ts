@@ -1,7 +1,8 @@
 import { X509Certificate } from 'node:crypto';
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { NormalisedConfig } from '../config/types';
+import { readPemFileSync } from './files';
 import { certificateBlocks, oneLineName } from './pem';
 
 /** A CA the node uses for organizations that the operations server certificate chains to. */
@@ -18,13 +19,10 @@ interface SourcedCertificate {
 }
 
 function certificatesIn(file: string): X509Certificate[] {
-  let text: string;
-  try {
-    if (!statSync(file).isFile()) return [];
-    text = readFileSync(file, 'utf8');
-  } catch {
-    return [];
-  }
+  // Not a regular file, too large or unreadable: skipped, as this is a warning rule, not validation.
+  const read = readPemFileSync(file);
+  if (!read.ok) return [];
+  const text = read.bytes.toString('utf8');
   const certificates: X509Certificate[] = [];
   for (const pem of certificateBlocks(text)) {
     try {

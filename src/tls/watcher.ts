@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import type { TlsConfig } from '../config/types';
 import { ConfigError } from '../errors';
 import type { Logger } from '../logging/types';
 import type { Counter } from '../metrics/types';
-import { type ConfigKeys, type TlsMaterial, loadTlsMaterial, sameTlsMaterial } from './material';
+import { type ConfigKeys, type ReadFile, type TlsMaterial, buildTlsMaterial, sameTlsMaterial } from './material';
 import { type CertificateSummary, summarisePem } from './pem';
+import { type FileRead, fileIdentity, readPemFile } from './files';
 
 function describeError(error: unknown): string {
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
@@ -28,8 +28,13 @@ export interface TlsMaterialWatcherOptions {
   failures?: Pick<Counter, 'add'>;
   /** Told each reload failure that is logged (the same problem is told once, as it is logged once). */
   onFailure?: (problem: string) => void;
-  /** Reads and checks the files; default loadTlsMaterial (tests inject failures here). */
-  load?: (tls: TlsConfig, keys: ConfigKeys) => TlsMaterial;
+  /**
+   * Checks the files' contents, as read by this poll (`read`), and makes the material; default
+   * buildTlsMaterial (tests inject failures here).
+   */
+  build?: (tls: TlsConfig, keys: ConfigKeys, read: ReadFile, now: number) => TlsMaterial;
+  /** The wall clock (ms since the epoch) that certificate validity is judged by; default Date.now. */
+  now?: () => number;
 }
 
 /**
@@ -39,41 +44,64 @@ export interface TlsMaterialWatcherOptions {
  *
  * Polls by reading the files: a Kubernetes secret update re-points a symlinked `..data`
  * directory, which file watchers on the (unchanged) symlink paths never see. Reading a few
- * KiB per second is cheaper than getting that wrong.
+ * KiB per second is cheaper than getting that wrong. The files are read without blocking the
+ * event loop (readPemFile: regular files only, bounded), one poll at a time.
  */
 export class TlsMaterialWatcher {
   private readonly options: TlsMaterialWatcherOptions;
   private readonly intervalMs: number;
   private current: TlsMaterial;
   private timer: NodeJS.Timeout | undefined;
+  /** The poll under way, if any: the timer does not start another one meanwhile. */
+  private polling: Promise<void> | undefined;
+  /** Set by stop(): a poll under way then hands nothing over. */
+  private stopped = false;
   /** Digest of the files' raw contents at the last poll that looked at them. */
   private lastDigest: string | undefined;
   private lastFailure: string | undefined;
-  private readonly load: (tls: TlsConfig, keys: ConfigKeys) => TlsMaterial;
+  /**
+   * Each file's last read, with its identity (fileIdentity) then. A file that could not be read
+   * (not a regular file, too large, unreadable), or any file while the material made from the
+   * last reads stands refused, is not read again until its identity changes.
+   */
+  private readonly lastReads = new Map<string, { identity: string; read: FileRead }>();
+  private refused = false;
+  private readonly build: (tls: TlsConfig, keys: ConfigKeys, read: ReadFile, now: number) => TlsMaterial;
+  private readonly now: () => number;
 
   constructor(options: TlsMaterialWatcherOptions) {
     this.options = options;
     this.intervalMs = options.intervalMs ?? 1000;
     this.current = options.current;
-    this.load = options.load ?? loadTlsMaterial;
+    this.build = options.build ?? buildTlsMaterial;
+    this.now = options.now ?? Date.now;
   }
 
   start(): void {
     if (this.timer !== undefined) return;
-    this.timer = setInterval(() => this.checkNow(), this.intervalMs);
+    this.stopped = false;
+    this.timer = setInterval(() => {
+      if (this.polling === undefined) void this.checkNow();
+    }, this.intervalMs);
     this.timer.unref();
   }
 
   stop(): void {
+    this.stopped = true;
     if (this.timer === undefined) return;
     clearInterval(this.timer);
     this.timer = undefined;
   }
 
-  /** One poll: reload when the files' contents differ from the last poll. Never throws. */
-  checkNow(): void {
+  /** One poll: reload when the files' contents differ from the last poll. Never rejects; a poll under way is joined, not doubled. */
+  checkNow(): Promise<void> {
+    this.polling ??= this.pollSafely().finally(() => (this.polling = undefined));
+    return this.polling;
+  }
+
+  private async pollSafely(): Promise<void> {
     try {
-      this.poll();
+      await this.poll();
     } catch (error) {
       // Not a refusal of the files but a fault on the way (a bug, a missing API, EMFILE...):
       // look again at the next poll; a repeated failure is logged once.
@@ -82,27 +110,43 @@ export class TlsMaterialWatcher {
     }
   }
 
-  private poll(): void {
-    const digest = this.digestFiles();
-    if (digest === this.lastDigest) return;
+  private async poll(): Promise<void> {
+    // One read of each file, compared and built from: what is compared is what serves. (Reading
+    // the files again to build let a reload storm leave in use a certificate the files no longer
+    // held, until their next change: issue 18, item 13.)
+    const reads = await this.readFiles();
+    if (this.stopped) return;
+    const digest = digestOf(reads);
+    const now = this.now();
+    // An intermediate client CA entering or leaving its validity window changes the trust
+    // anchors (anchors.ts) without any file changing.
+    const trustDue = this.current.trustChangesAt !== null && now >= this.current.trustChangesAt;
+    if (digest === this.lastDigest && !trustDue) return;
     this.lastDigest = digest;
 
     let material: TlsMaterial;
     try {
-      material = this.load(this.options.tls, this.options.keys);
+      material = this.build(this.options.tls, this.options.keys, (path) => reads.get(path) ?? { ok: false, problem: 'not read' }, now);
     } catch (error) {
-      // The files are read again for loading, so they may have changed since the digest:
-      // retry at the next poll (a repeated failure is logged only once).
-      this.lastDigest = undefined;
+      // A refusal of these bytes stands until they change. Anything else is a fault on the way:
+      // try again at the next poll (a repeated failure is logged only once).
+      if (!(error instanceof ConfigError)) this.lastDigest = undefined;
+      this.refused = error instanceof ConfigError;
       this.reportFailure(error instanceof ConfigError ? error.problems.join('; ') : describeError(error));
       return;
     }
     this.lastFailure = undefined;
-    if (sameTlsMaterial(material, this.current)) return;
+    this.refused = false;
+    if (sameTlsMaterial(material, this.current)) {
+      // Nothing to hand over; remember when the trust anchors next change, or this would rebuild at every poll.
+      this.current = { ...this.current, trustChangesAt: material.trustChangesAt };
+      return;
+    }
 
     try {
       this.options.onChange(material);
     } catch (error) {
+      this.refused = true;
       this.reportFailure(`new TLS material refused: ${error instanceof Error ? error.message : String(error)}`);
       return;
     }
@@ -117,6 +161,7 @@ export class TlsMaterialWatcher {
       certificateChanged: material.certPem !== previous.certPem,
       clientRootCAsChanged: material.clientCAPems.join('') !== previous.clientCAPems.join(''),
       clientRootCAs: material.clientCAPems.length,
+      trustedClientRootCAs: material.trustedClientCAPems.length,
     };
     let certificate: CertificateSummary;
     try {
@@ -143,19 +188,33 @@ export class TlsMaterialWatcher {
     });
   }
 
-  /** Contents, or the read error, of every watched file, through any symlinks. */
-  private digestFiles(): string {
-    const { certFile, keyFile, clientRootCAFiles } = this.options.tls;
-    const hash = createHash('sha256');
-    for (const path of [certFile, keyFile, ...clientRootCAFiles]) {
-      hash.update(path).update('\0');
-      try {
-        hash.update(readFileSync(path));
-      } catch (error) {
-        hash.update(`unreadable:${(error as NodeJS.ErrnoException).code ?? String(error)}`);
-      }
-      hash.update('\0');
-    }
-    return hash.digest('hex');
+  /** One watched file, unless its last read failed or was refused and its identity has not changed since. */
+  private async readFile(path: string): Promise<FileRead> {
+    const identity = await fileIdentity(path);
+    const last = this.lastReads.get(path);
+    if (last?.identity === identity && (!last.read.ok || this.refused)) return last.read;
+    const read = await readPemFile(path);
+    this.lastReads.set(path, { identity, read });
+    return read;
   }
+
+  /** Contents, or why they were not read, of every watched file, through any symlinks: one read each. */
+  private async readFiles(): Promise<Map<string, FileRead>> {
+    const { certFile, keyFile, clientRootCAFiles } = this.options.tls;
+    const reads = new Map<string, FileRead>();
+    for (const path of [certFile, keyFile, ...clientRootCAFiles]) {
+      if (!reads.has(path)) reads.set(path, await this.readFile(path));
+    }
+    return reads;
+  }
+}
+
+function digestOf(reads: ReadonlyMap<string, FileRead>): string {
+  const hash = createHash('sha256');
+  for (const [path, read] of reads) {
+    hash.update(path).update('\0');
+    hash.update(read.ok ? read.bytes : `unreadable:${read.problem}`);
+    hash.update('\0');
+  }
+  return hash.digest('hex');
 }

@@ -228,6 +228,15 @@ async function issueExpiredCertificate(dir: string, name: string, issuer: KeyPai
   return readPair(cert, key);
 }
 
+/**
+ * One more self-signed CA, as `<dir>/<name>.crt|.key`, with the given subject (`/O=.../CN=...`):
+ * for tests that need many distinct CAs, or CAs with large names.
+ */
+export async function createCertificateAuthority(dir: string, name: string, subject: string): Promise<CertificateAuthority> {
+  requireCommand('openssl');
+  return createCA(dir, name, subject);
+}
+
 export async function createTestPki(): Promise<TestPki> {
   requireCommand('openssl');
   const dir = await mkdtemp(join(tmpdir(), 'fabric-ops-pki-'));

@@ -59,14 +59,14 @@ function problemsOf(tls: TlsConfig, keys = peerKeys): readonly string[] {
 }
 
 describe('loadTlsMaterial', () => {
-  it('loads the certificate, key and client root CAs and fingerprints the server certificate', async () => {
+  it('loads the certificate, key and client root CAs (each CA once) and fingerprints the server certificate', async () => {
     const bundle = await fileWith('two-cas.pem', `${pki.clientCA.certPem}\n${pki.orgCA.certPem}`);
     const material = loadTlsMaterial(tlsConfig({ clientRootCAFiles: [pki.clientCA.cert, bundle] }), peerKeys);
     expect(new X509Certificate(material.certPem).fingerprint256).toBe(new X509Certificate(pki.server.certPem).fingerprint256);
     expect(material.fingerprint).toBe(new X509Certificate(pki.server.certPem).fingerprint256);
     expect(createPrivateKey(material.keyPem).asymmetricKeyType).toBe('ec');
+    // clientCA is in both files: one CA, as in Go's certificate pool.
     expect(material.clientCAPems.map((pem) => new X509Certificate(pem).subject)).toEqual([
-      new X509Certificate(pki.clientCA.certPem).subject,
       new X509Certificate(pki.clientCA.certPem).subject,
       new X509Certificate(pki.orgCA.certPem).subject,
     ]);

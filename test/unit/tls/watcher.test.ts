@@ -1,11 +1,12 @@
 import { X509Certificate } from 'node:crypto';
 import { lstatSync, readlinkSync } from 'node:fs';
-import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, rm, truncate, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TlsConfig } from '../../../src/config/types';
-import { type TlsMaterial, loadTlsMaterial } from '../../../src/tls/material';
+import { type TlsMaterial, buildTlsMaterial, loadTlsMaterial } from '../../../src/tls/material';
 import { TlsMaterialWatcher } from '../../../src/tls/watcher';
+import * as files from '../../../src/tls/files';
 import { CaptureLoggers } from '../../support/capture-logger';
 import { baseTestConfig } from '../../support/config';
 import { type KeyPair, createKubernetesSecretVolume, createTestPki, type TestPki } from '../../support/pki';
@@ -75,8 +76,8 @@ function harness(dir: string, onChange?: (material: TlsMaterial) => void): Harne
 describe('TlsMaterialWatcher', () => {
   it('does nothing while the files stay the same', async () => {
     const h = await plainFiles();
-    h.watcher.checkNow();
-    h.watcher.checkNow();
+    await h.watcher.checkNow();
+    await h.watcher.checkNow();
     expect(h.changes).toEqual([]);
     expect(h.logs.entries).toEqual([]);
   });
@@ -86,7 +87,7 @@ describe('TlsMaterialWatcher', () => {
     const next = await pki.issue('rewritten', 'serverCA', { cn: 'localhost' });
     await writeFile(h.tls.certFile, next.certPem);
     await writeFile(h.tls.keyFile, next.keyPem);
-    h.watcher.checkNow();
+    await h.watcher.checkNow();
 
     expect(h.changes.map((m) => m.fingerprint)).toEqual([fingerprintOf(next)]);
     const parsed = new X509Certificate(next.certPem);
@@ -97,14 +98,14 @@ describe('TlsMaterialWatcher', () => {
     expect(entry?.msg).toContain(`valid until ${new Date(parsed.validTo).toISOString()}`);
     expect(entry?.fields).toMatchObject({ serial: parsed.serialNumber, fingerprint: parsed.fingerprint256, certificateChanged: true });
 
-    h.watcher.checkNow();
+    await h.watcher.checkNow();
     expect(h.changes).toHaveLength(1);
   });
 
   it('hands over new client root CAs when only the CA file changes', async () => {
     const h = await plainFiles();
     await writeFile(join(h.dir, 'ca.crt'), `${pki.clientCA.certPem}${pki.untrustedCA.certPem}`);
-    h.watcher.checkNow();
+    await h.watcher.checkNow();
     expect(h.changes).toHaveLength(1);
     expect(h.changes[0]?.clientCAPems).toHaveLength(2);
     expect(h.changes[0]?.fingerprint).toBe(h.initial.fingerprint);
@@ -120,18 +121,18 @@ describe('TlsMaterialWatcher', () => {
     const h = harness(volume.dir);
     expect(lstatSync(h.tls.certFile).isSymbolicLink()).toBe(true);
     const firstTarget = readlinkSync(join(volume.dir, '..data'));
-    h.watcher.checkNow();
+    await h.watcher.checkNow();
     expect(h.changes).toEqual([]);
 
     const next = await pki.issue('k8s-rotated', 'serverCA');
     await volume.update({ 'tls.crt': next.certPem, 'tls.key': next.keyPem, 'ca.crt': pki.clientCA.certPem });
     expect(readlinkSync(join(volume.dir, '..data'))).not.toBe(firstTarget);
-    h.watcher.checkNow();
+    await h.watcher.checkNow();
     expect(h.changes.map((m) => m.fingerprint)).toEqual([fingerprintOf(next)]);
 
     const third = await pki.issue('k8s-rotated-again', 'serverCA');
     await volume.update({ 'tls.crt': third.certPem, 'tls.key': third.keyPem, 'ca.crt': pki.clientCA.certPem });
-    h.watcher.checkNow();
+    await h.watcher.checkNow();
     expect(h.changes.map((m) => m.fingerprint)).toEqual([fingerprintOf(next), fingerprintOf(third)]);
   });
 
@@ -140,9 +141,9 @@ describe('TlsMaterialWatcher', () => {
     const next = await pki.issue('half-written', 'serverCA');
     await writeFile(h.tls.certFile, next.certPem);
     await writeFile(h.tls.keyFile, next.keyPem.slice(0, Math.floor(next.keyPem.length / 2)));
-    h.watcher.checkNow();
-    h.watcher.checkNow();
-    h.watcher.checkNow();
+    await h.watcher.checkNow();
+    await h.watcher.checkNow();
+    await h.watcher.checkNow();
 
     expect(h.changes).toEqual([]);
     const errors = h.logs.find('error', /TLS material not reloaded/);
@@ -151,7 +152,7 @@ describe('TlsMaterialWatcher', () => {
     expect(errors[0]?.fields).toMatchObject({ fingerprint: h.initial.fingerprint });
 
     await writeFile(h.tls.keyFile, next.keyPem);
-    h.watcher.checkNow();
+    await h.watcher.checkNow();
     expect(h.changes.map((m) => m.fingerprint)).toEqual([fingerprintOf(next)]);
     expect(h.logs.find('error', /./)).toHaveLength(1);
   });
@@ -160,8 +161,8 @@ describe('TlsMaterialWatcher', () => {
     const h = await plainFiles();
     const next = await pki.issue('mismatched', 'serverCA');
     await writeFile(h.tls.certFile, next.certPem);
-    h.watcher.checkNow();
-    h.watcher.checkNow();
+    await h.watcher.checkNow();
+    await h.watcher.checkNow();
 
     expect(h.changes).toEqual([]);
     const errors = h.logs.find('error', /TLS material not reloaded/);
@@ -173,14 +174,14 @@ describe('TlsMaterialWatcher', () => {
     const h = await plainFiles();
     const next = await pki.issue('failures', 'serverCA');
     await writeFile(h.tls.certFile, next.certPem); // mismatched
-    h.watcher.checkNow();
+    await h.watcher.checkNow();
     await writeFile(h.tls.keyFile, 'junk\n'); // no key
-    h.watcher.checkNow();
-    h.watcher.checkNow();
+    await h.watcher.checkNow();
+    await h.watcher.checkNow();
     await writeFile(h.tls.keyFile, next.keyPem);
-    h.watcher.checkNow();
+    await h.watcher.checkNow();
     await writeFile(h.tls.keyFile, 'junk\n');
-    h.watcher.checkNow();
+    await h.watcher.checkNow();
 
     expect(h.logs.find('error', /./).map((e) => e.fields.problem)).toEqual([
       expect.stringContaining('does not match'),
@@ -199,8 +200,8 @@ describe('TlsMaterialWatcher', () => {
     const next = await pki.issue('refused', 'orgCA');
     await writeFile(h.tls.certFile, next.certPem);
     await writeFile(h.tls.keyFile, next.keyPem);
-    h.watcher.checkNow();
-    h.watcher.checkNow();
+    await h.watcher.checkNow();
+    await h.watcher.checkNow();
 
     expect(refusals).toBe(1);
     expect(h.logs.find('error', /new TLS material refused: chains to an organization CA/)).toHaveLength(1);
@@ -233,17 +234,17 @@ describe('TlsMaterialWatcher', () => {
       logger: logs.getLogger('operations.tls'),
       current: loadTlsMaterial(tls, keys),
       failures: { add: (delta) => (failures += delta) },
-      load: (config, configKeys) => {
+      build: (config, configKeys, read, now) => {
         if (fault) throw fault;
-        return loadTlsMaterial(config, configKeys);
+        return buildTlsMaterial(config, configKeys, read, now);
       },
       onChange: (material) => changes.push(material),
     });
     const next = await pki.issue('fault', 'serverCA');
     await writeFile(tls.certFile, next.certPem);
     await writeFile(tls.keyFile, next.keyPem);
-    expect(() => watcher.checkNow()).not.toThrow();
-    expect(() => watcher.checkNow()).not.toThrow();
+    await expect(watcher.checkNow()).resolves.toBeUndefined();
+    await expect(watcher.checkNow()).resolves.toBeUndefined();
     expect(changes).toEqual([]);
     expect(failures).toBe(1);
     expect(logs.find('error', /./).map((e) => e.msg)).toEqual([
@@ -251,7 +252,7 @@ describe('TlsMaterialWatcher', () => {
     ]);
 
     fault = null;
-    watcher.checkNow();
+    await watcher.checkNow();
     expect(changes.map((m) => m.fingerprint)).toEqual([fingerprintOf(next)]);
     expect(failures).toBe(1);
   });
@@ -269,7 +270,7 @@ describe('TlsMaterialWatcher', () => {
       configurable: true,
     });
     try {
-      expect(() => h.watcher.checkNow()).not.toThrow();
+      await expect(h.watcher.checkNow()).resolves.toBeUndefined();
     } finally {
       if (descriptor) Object.defineProperty(X509Certificate.prototype, 'subject', descriptor);
     }
@@ -281,6 +282,11 @@ describe('TlsMaterialWatcher', () => {
   });
 
   it('polls every second by default, on a timer that stop() removes', async () => {
+    // The poll reads the files asynchronously: wait for it on the real clock.
+    const realSetTimeout = setTimeout;
+    const settled = async (done: () => boolean): Promise<void> => {
+      for (let waited = 0; waited < 5000 && !done(); waited += 10) await new Promise((resolve) => realSetTimeout(resolve, 10));
+    };
     jest.useFakeTimers();
     try {
       const h = await plainFiles();
@@ -292,11 +298,86 @@ describe('TlsMaterialWatcher', () => {
       jest.advanceTimersByTime(999);
       expect(h.changes).toEqual([]);
       jest.advanceTimersByTime(1);
+      await settled(() => h.changes.length > 0);
       expect(h.changes.map((m) => m.fingerprint)).toEqual([fingerprintOf(next)]);
       h.watcher.stop();
       expect(jest.getTimerCount()).toBe(0);
     } finally {
       jest.useRealTimers();
+    }
+  });
+});
+
+describe('TlsMaterialWatcher and an intermediate client CA', () => {
+  it('rebuilds the trust anchors when the intermediate leaves its validity window, though no file changed', async () => {
+    const intermediate = await pki.issue('watched-intermediate', 'clientCA', { usage: 'ca', cn: 'watched intermediate', days: 2 });
+    const dir = join(root, `case-${++caseCount}`);
+    await mkdir(dir);
+    await Promise.all([
+      copyFile(pki.server.cert, join(dir, 'tls.crt')),
+      copyFile(pki.server.key, join(dir, 'tls.key')),
+      copyFile(intermediate.cert, join(dir, 'ca.crt')),
+    ]);
+    const tls: TlsConfig = {
+      enabled: true,
+      certFile: join(dir, 'tls.crt'),
+      keyFile: join(dir, 'tls.key'),
+      clientAuthRequired: false,
+      clientRootCAFiles: [join(dir, 'ca.crt')],
+      requireDedicatedCA: false,
+    };
+    const notAfter = Date.parse(new X509Certificate(intermediate.certPem).validTo);
+    let now = Date.now();
+    const initial = loadTlsMaterial(tls, keys, now);
+    expect(initial.trustedClientCAPems).toHaveLength(1);
+    expect(initial.trustedClientCAPems[0]).toMatch(/^-----BEGIN TRUSTED CERTIFICATE-----/);
+    expect(initial.trustChangesAt).toBe(notAfter + 1000);
+    const changes: TlsMaterial[] = [];
+    const watcher = new TlsMaterialWatcher({
+      tls,
+      keys,
+      logger: new CaptureLoggers().getLogger('operations.tls'),
+      current: initial,
+      now: () => now,
+      onChange: (material) => changes.push(material),
+    });
+    await watcher.checkNow();
+    expect(changes).toEqual([]);
+    now = notAfter + 1000;
+    await watcher.checkNow();
+    expect(changes.map((m) => m.trustedClientCAPems)).toEqual([[]]);
+    expect(changes[0]?.clientCAPems).toEqual(initial.clientCAPems);
+    await watcher.checkNow();
+    expect(changes).toHaveLength(1);
+  });
+});
+
+describe('TlsMaterialWatcher and a file it cannot read', () => {
+  it('does not open a refused file again until its size, times or inode change', async () => {
+    const h = await plainFiles();
+    const ca = join(h.dir, 'ca.crt');
+    await truncate(ca, 2 * files.maxPemFileBytes);
+    const reads = jest.spyOn(files, 'readPemFile');
+    try {
+      for (let poll = 0; poll < 5; poll += 1) await h.watcher.checkNow();
+      const readsOfCa = (): number => reads.mock.calls.filter(([path]) => path === ca).length;
+      expect(readsOfCa()).toBe(1);
+      expect(h.logs.find('error', /TLS material not reloaded/).map((e) => e.fields.problem)).toEqual([
+        expect.stringContaining(`cannot read ${ca}: is ${2 * files.maxPemFileBytes} bytes, more than the 8388608 bytes (8 MiB)`),
+      ]);
+
+      // Same size, new modification time: looked at again.
+      await utimes(ca, new Date(), new Date(Date.now() + 5000));
+      await h.watcher.checkNow();
+      expect(readsOfCa()).toBe(2);
+
+      await copyFile(pki.clientCA.cert, ca);
+      await h.watcher.checkNow();
+      await h.watcher.checkNow();
+      expect(readsOfCa()).toBe(4); // readable again: read at every poll
+      expect(h.changes).toEqual([]);
+    } finally {
+      reads.mockRestore();
     }
   });
 });

@@ -1,0 +1,167 @@
+import { type BigIntStats, closeSync, constants, fstatSync, openSync, readSync, realpathSync } from 'node:fs';
+import { open, stat } from 'node:fs/promises';
+import { describeFileError } from '../file-errors';
+
+/**
+ * Reading certificate, key and CA files safely: never blocking on something that is not a
+ * regular file, never reading more than a PEM file can sensibly hold.
+ *
+ * A FIFO opened for reading blocks until a writer comes, and a character device can be read
+ * forever; `readFileSync` on either froze the event loop (issue 18, item 9). The file is
+ * opened with O_NONBLOCK (which a regular file ignores and which makes opening a FIFO return
+ * at once), then judged by `fstat` on the open descriptor, so what is judged is what is read,
+ * even if the path is swapped in between. `stat`/`fstat` follow symlinks: a Kubernetes Secret
+ * mount, a chain of symlinks to a regular file, is a regular file.
+ */
+
+/**
+ * The largest PEM file read: 8 MiB. Mozilla's whole CA bundle (about 140 roots) is about
+ * 220 KB and a certificate, its chain or a key a few KB; Fabric reads a CA file with the same
+ * CA thousands of times (about 1.8 MB for 2,500 copies of an EC CA, 5 MB of an RSA-4096 one)
+ * and serves (its pool drops the copies), so this one must too.
+ */
+export const maxPemFileBytes = 8 * 1024 * 1024;
+
+/** How the limit is named in messages. */
+const limit = `the ${maxPemFileBytes} bytes (8 MiB) a PEM file may hold`;
+
+export type FileRead =
+  | { readonly ok: true; readonly bytes: Buffer }
+  /** `problem` completes "cannot read <path>: ...". */
+  | { readonly ok: false; readonly problem: string };
+
+function kindOf(stats: BigIntStats): string {
+  if (stats.isFIFO()) return 'a FIFO (named pipe)';
+  if (stats.isSocket()) return 'a socket';
+  if (stats.isCharacterDevice()) return 'a character device';
+  if (stats.isBlockDevice()) return 'a block device';
+  return 'an unknown kind of file';
+}
+
+function resolved(path: string): string {
+  try {
+    const real = realpathSync(path);
+    return real === path ? '' : ` (${real})`;
+  } catch {
+    return '';
+  }
+}
+
+/** Why the file described by `stats` is not read, or null when it may be. */
+function refusal(path: string, stats: BigIntStats): string | null {
+  // "is a directory", as describeFileError says for EISDIR.
+  if (stats.isDirectory()) return `is a directory${resolved(path)}`;
+  if (!stats.isFile()) return `is ${kindOf(stats)}${resolved(path)}, not a regular file`;
+  if (stats.size > BigInt(maxPemFileBytes)) return tooLarge(stats.size);
+  return null;
+}
+
+function tooLarge(size: bigint): string {
+  return `is ${size} bytes, more than ${limit}`;
+}
+
+const grew = `grew past ${limit} while it was read`;
+
+/**
+ * The bytes read so far, in a buffer sized from fstat plus one byte (to see EOF in one read),
+ * grown if the file grows, up to one byte more than maxPemFileBytes: room() is 0 once that byte
+ * is read, which means the file is too large.
+ */
+class Contents {
+  buffer: Buffer;
+  length = 0;
+
+  constructor(size: bigint) {
+    this.buffer = Buffer.allocUnsafe(Number(size) + 1);
+  }
+
+  room(): number {
+    return this.buffer.length - this.length;
+  }
+
+  grow(): void {
+    if (this.room() > 0 || this.buffer.length > maxPemFileBytes) return;
+    const bigger = Buffer.allocUnsafe(Math.min(this.buffer.length * 2, maxPemFileBytes + 1));
+    this.buffer.copy(bigger, 0, 0, this.length);
+    this.buffer = bigger;
+  }
+
+  done(): FileRead {
+    return { ok: true, bytes: this.buffer.subarray(0, this.length) };
+  }
+}
+
+function failed(problem: string): FileRead {
+  return { ok: false, problem };
+}
+
+/** O_NONBLOCK so that opening a FIFO never waits for a writer (the flag is ignored for regular files). */
+const openFlags = constants.O_RDONLY | constants.O_NONBLOCK;
+
+/** Reads one PEM file, refusing what is not a regular file or is over maxPemFileBytes. Never throws. */
+export function readPemFileSync(path: string): FileRead {
+  let fd: number;
+  try {
+    fd = openSync(path, openFlags);
+  } catch (error) {
+    return failed(describeFileError(error));
+  }
+  try {
+    const stats = fstatSync(fd, { bigint: true });
+    const refused = refusal(path, stats);
+    if (refused !== null) return failed(refused);
+    const contents = new Contents(stats.size);
+    while (contents.room() > 0) {
+      const n = readSync(fd, contents.buffer, contents.length, contents.room(), null);
+      if (n === 0) return contents.done();
+      contents.length += n;
+      contents.grow();
+    }
+    return failed(grew);
+  } catch (error) {
+    return failed(describeFileError(error));
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** readPemFileSync without blocking the event loop. Never rejects. */
+export async function readPemFile(path: string): Promise<FileRead> {
+  let handle;
+  try {
+    handle = await open(path, openFlags);
+  } catch (error) {
+    return failed(describeFileError(error));
+  }
+  try {
+    const stats = await handle.stat({ bigint: true });
+    const refused = refusal(path, stats);
+    if (refused !== null) return failed(refused);
+    const contents = new Contents(stats.size);
+    while (contents.room() > 0) {
+      const { bytesRead } = await handle.read(contents.buffer, contents.length, contents.room(), null);
+      if (bytesRead === 0) return contents.done();
+      contents.length += bytesRead;
+      contents.grow();
+    }
+    return failed(grew);
+  } catch (error) {
+    return failed(describeFileError(error));
+  } finally {
+    await handle.close().catch(() => undefined);
+  }
+}
+
+/**
+ * What identifies one version of the file at `path` (through symlinks): device, inode, size,
+ * modification and change times in nanoseconds. A Kubernetes Secret update points the path at a
+ * new inode; a rewrite in place changes the times.
+ */
+export async function fileIdentity(path: string): Promise<string> {
+  try {
+    const s = await stat(path, { bigint: true });
+    return `${s.dev}:${s.ino}:${s.mode}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
+  } catch (error) {
+    return `error:${(error as NodeJS.ErrnoException).code ?? String(error)}`;
+  }
+}
