@@ -111,13 +111,31 @@ function closeInsteadOfDraining(req: IncomingMessage, res: ServerResponse, drain
 }
 
 /**
- * The response being written on a connection (undefined between requests), for the stop grace
- * and parser errors. A property of the socket rather than a Map entry per request: a Map holding
- * every in-flight response made V8 promote each request's objects out of the young generation
- * (2-7 MB per scavenge under HTTPS keep-alive load, peak RSS 250 MB instead of about 110 MB).
+ * What the server keeps per connection, as a property of its socket rather than a Map entry per
+ * request: a Map holding every in-flight response made V8 promote each request's objects out of
+ * the young generation (2-7 MB per scavenge under HTTPS keep-alive load, peak RSS 250 MB instead
+ * of about 110 MB).
+ *
+ * Node's parser reads ahead: it emits 'request' for every pipelined request it finds, while the
+ * answer to the one before is still being decided. Requests therefore run one at a time per
+ * connection, in order, as Go's server runs them: the next one starts only when the answer before
+ * it has finished and left the connection open. Once an answer closes the connection (400 for the
+ * Host header, 417, an early answer before an unread body, the client's own `Connection: close`),
+ * nothing read after it runs.
  */
-const currentResponse = Symbol('fabric-ops current response');
-type TrackedSocket = Socket & { [currentResponse]?: ServerResponse | undefined };
+interface Connection {
+  /** The response being written (undefined between requests), for the stop grace and parser errors. */
+  active: ServerResponse | undefined;
+  /** Requests read behind the active one, in order. */
+  waiting: Array<{ req: IncomingMessage; res: ServerResponse; run: Handler }>;
+  /** An answer closed (or is closing) the connection: nothing more from it runs. */
+  closing: boolean;
+  /** A parser error met behind the active request: answered once that one is done. */
+  pendingBareAnswer: { status: number; message: string } | undefined;
+}
+const connectionState = Symbol('fabric-ops connection');
+type TrackedSocket = Socket & { [connectionState]?: Connection };
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
 /** Writes a whole error answer on a socket with no usable response object, then closes it. */
 function answerOnSocket(socket: Duplex, status: number, message: string, requestId?: string): boolean {
@@ -160,19 +178,66 @@ export async function startServer(
   server.on('drop', () => events.onConnectionRefused());
 
   const connections = new Set<TrackedSocket>();
-  const handle = (req: IncomingMessage, res: ServerResponse): void => {
+  const connectionOf = (socket: TrackedSocket): Connection => {
+    let connection = socket[connectionState];
+    if (connection === undefined) {
+      const created: Connection = { active: undefined, waiting: [], closing: false, pendingBareAnswer: undefined };
+      connection = created;
+      socket[connectionState] = created;
+      connections.add(socket);
+      socket.once('close', () => {
+        connections.delete(socket);
+        created.closing = true;
+        created.waiting.length = 0;
+      });
+    }
+    return connection;
+  };
+
+  /** Runs requests of one connection one at a time; see Connection. */
+  const dispatch = (run: Handler) => (req: IncomingMessage, res: ServerResponse) => {
     // Requests already read from a connection refused after its handshake are not served.
     if (req.socket.destroyed) return;
     const socket = req.socket as TrackedSocket;
-    if (!(currentResponse in socket)) {
-      connections.add(socket);
-      socket.once('close', () => connections.delete(socket));
+    const connection = connectionOf(socket);
+    if (connection.closing) return;
+    if (connection.active !== undefined) {
+      connection.waiting.push({ req, res, run });
+      return;
     }
-    socket[currentResponse] = res;
-    res.on('close', () => {
-      if (socket[currentResponse] === res) socket[currentResponse] = undefined;
-    });
+    start(socket, connection, req, res, run);
+  };
+
+  const start = (socket: TrackedSocket, connection: Connection, req: IncomingMessage, res: ServerResponse, run: Handler): void => {
+    connection.active = res;
+    const done = (): void => {
+      res.off('finish', done);
+      res.off('close', done);
+      if (connection.active !== res) return;
+      connection.active = undefined;
+      // Node's own 'finish' listener ran first: after an answer that closes the connection it has
+      // already ended the socket.
+      if (socket.destroyed || socket.writableEnded || !res.writableFinished) connection.closing = true;
+      if (connection.pendingBareAnswer !== undefined && !connection.closing) {
+        const { status, message } = connection.pendingBareAnswer;
+        connection.closing = true;
+        if (answerOnSocket(socket, status, message)) events.onBareAnswer(status);
+      }
+      if (connection.closing) {
+        connection.waiting.length = 0;
+        if (!socket.writableEnded) socket.end(() => socket.destroy());
+        return;
+      }
+      const next = connection.waiting.shift();
+      if (next !== undefined) start(socket, connection, next.req, next.res, next.run);
+    };
+    res.on('finish', done);
+    res.on('close', done);
     closeInsteadOfDraining(req, res, limits.drainLimitBytes);
+    run(req, res);
+  };
+
+  const handle: Handler = (req, res) => {
     const problem = hostProblem(req);
     if (problem !== null) {
       sendBareError(res, 400, problem, requestIdFor(req.headers['x-request-id']));
@@ -184,32 +249,45 @@ export async function startServer(
   const inFlight = (): ServerResponse[] => {
     const responses: ServerResponse[] = [];
     for (const socket of connections) {
-      const res = socket[currentResponse];
+      const res = socket[connectionState]?.active;
       if (res !== undefined) responses.push(res);
     }
     return responses;
   };
-  server.on('request', handle);
+  server.on('request', dispatch(handle));
   // Without this listener Node sends 100 Continue at once; the body reader sends it when it wants the body.
-  server.on('checkContinue', handle);
-  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
-    closeInsteadOfDraining(req, res, limits.drainLimitBytes);
-    sendBareError(
-      res,
-      417,
-      `Expect: ${JSON.stringify(String(req.headers.expect).slice(0, 40))} is not supported; only 100-continue is`,
-      requestIdFor(req.headers['x-request-id']),
-    );
-    events.onBareAnswer(417);
-  });
+  server.on('checkContinue', dispatch(handle));
+  server.on(
+    'checkExpectation',
+    dispatch((req: IncomingMessage, res: ServerResponse) => {
+      sendBareError(
+        res,
+        417,
+        `Expect: ${JSON.stringify(String(req.headers.expect).slice(0, 40))} is not supported; only 100-continue is`,
+        requestIdFor(req.headers['x-request-id']),
+      );
+      events.onBareAnswer(417);
+    }),
+  );
   server.on('connect', (req: IncomingMessage, socket: Duplex) => {
     if (answerOnSocket(socket, 405, 'method CONNECT is not supported', requestIdFor(req.headers['x-request-id']))) events.onBareAnswer(405);
   });
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
     const answer = parserErrorAnswer(err);
-    if (answer === null || (socket as TrackedSocket)[currentResponse]?.headersSent === true) {
+    const connection = (socket as TrackedSocket)[connectionState];
+    if (answer !== null && connection?.closing === false && connection.active?.req.complete === true) {
+      // A request read in full before the malformed one is still being answered: the error answer follows it.
+      connection.waiting.length = 0;
+      connection.pendingBareAnswer = answer;
+      return;
+    }
+    if (answer === null || connection?.closing === true || connection?.active?.headersSent === true) {
       socket.destroy();
       return;
+    }
+    if (connection !== undefined) {
+      connection.waiting.length = 0;
+      connection.closing = true;
     }
     if (answerOnSocket(socket, answer.status, answer.message)) events.onBareAnswer(answer.status);
   });
