@@ -8,13 +8,14 @@ import { getMetrics } from './handlers/metrics';
 import { getVersion } from './handlers/version';
 import { requireClientCertificate } from './middleware/client-auth';
 import { requestId } from './middleware/request-id';
-import { responseTimeoutMs } from './limits';
+import { seconds, type HttpLimits } from './limits';
 
 export { maxBodyBytes, responseTimeoutMs } from './limits';
 
 export interface AppOptions {
   tlsEnabled: boolean;
   logger: Logger;
+  limits: Pick<HttpLimits, 'responseTimeoutMs' | 'maxBodyBytes'>;
 }
 
 interface Route {
@@ -37,7 +38,7 @@ export function createOperationsApp(domain: OperationsDomain, options: AppOption
   app.set('etag', false);
 
   const routes: Route[] = [
-    { path: '/logspec', protected: true, get: getLogSpec(domain), put: putLogSpec(domain) },
+    { path: '/logspec', protected: true, get: getLogSpec(domain), put: putLogSpec(domain, options.limits.maxBodyBytes) },
     { path: '/healthz', protected: false, get: getHealth(domain) },
     { path: '/version', protected: false, get: getVersion(domain) },
   ];
@@ -45,7 +46,7 @@ export function createOperationsApp(domain: OperationsDomain, options: AppOption
 
   app.use(requestId);
   app.use(countResponses(domain));
-  app.use(limitResponseTime(options.logger));
+  app.use(limitResponseTime(options.logger, options.limits.responseTimeoutMs));
 
   const clientCertificate = requireClientCertificate(options.tlsEnabled, options.logger);
 
@@ -80,7 +81,7 @@ function countResponses(domain: OperationsDomain): RequestHandler {
   };
 }
 
-function limitResponseTime(logger: Logger): RequestHandler {
+function limitResponseTime(logger: Logger, responseTimeoutMs: number): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
     const timer = setTimeout(() => {
       if (res.headersSent) {
@@ -88,7 +89,7 @@ function limitResponseTime(logger: Logger): RequestHandler {
         return;
       }
       logger.warn('response took too long; giving up', { method: req.method, path: req.path, limitMs: responseTimeoutMs });
-      sendError(res, 503, `no response within ${responseTimeoutMs / 1000}s`);
+      sendError(res, 503, `no response within ${seconds(responseTimeoutMs)}`);
     }, responseTimeoutMs);
     timer.unref();
     res.on('close', () => clearTimeout(timer));

@@ -6,7 +6,7 @@ import type { SecureContextOptions, TLSSocket } from 'node:tls';
 import type { HostPort } from '../config/types';
 import { ListenError } from '../errors';
 import { rawErrorResponse, requestIdFor, sendBareError } from './errors';
-import { keepAliveTimeoutMs, readTimeoutMs } from './limits';
+import { seconds, type HttpLimits } from './limits';
 
 export { keepAliveTimeoutMs, readTimeoutMs } from './limits';
 
@@ -16,7 +16,7 @@ export interface ServerTls {
   clientAuthRequired: boolean;
 }
 
-export interface ServerLimits {
+export interface ServerLimits extends HttpLimits {
   /** Connections open at once; more are closed as soon as they are accepted. */
   maxConnections: number;
   /** An early answer drains an unread body up to this size; a larger or chunked one closes the connection. */
@@ -65,10 +65,10 @@ export interface ServerEvents {
 }
 
 /** What the HTTP parser's errors are answered with (Node writes them without a body). */
-function parserErrorAnswer(err: NodeJS.ErrnoException): { status: number; message: string } | null {
+function parserErrorAnswer(err: NodeJS.ErrnoException, readTimeoutMs: number): { status: number; message: string } | null {
   switch (err.code) {
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return { status: 408, message: `request headers and body must arrive within ${readTimeoutMs / 1000}s` };
+      return { status: 408, message: `request headers and body must arrive within ${seconds(readTimeoutMs)}` };
     case 'HPE_HEADER_OVERFLOW':
       return { status: 431, message: `request headers are larger than ${http.maxHeaderSize} bytes` };
     case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
@@ -158,9 +158,9 @@ export async function startServer(
   events: ServerEvents,
   limits: ServerLimits,
 ): Promise<ListeningServer> {
-  // Node enforces the read timeouts when it sweeps its connections; sweep every second, not every 30 s.
-  // requireHostHeader off: the Host checks below answer with a JSON body.
-  const options = { connectionsCheckingInterval: 1000, requireHostHeader: false };
+  // Node enforces the read timeouts when it sweeps its connections; sweep every second (more often
+  // under shorter limits), not every 30 s. requireHostHeader off: the Host checks below answer with a JSON body.
+  const options = { connectionsCheckingInterval: Math.min(1000, Math.ceil(limits.readTimeoutMs / 4)), requireHostHeader: false };
   const server: http.Server | https.Server = tls
     ? https.createServer({
         ...options,
@@ -168,12 +168,12 @@ export async function startServer(
         requestCert: true,
         rejectUnauthorized: tls.clientAuthRequired,
         // Go bounds the handshake by its read timeouts; a silent connection is closed like a plain one.
-        handshakeTimeout: readTimeoutMs,
+        handshakeTimeout: limits.handshakeTimeoutMs,
       })
     : http.createServer(options);
-  server.headersTimeout = readTimeoutMs;
-  server.requestTimeout = readTimeoutMs;
-  server.keepAliveTimeout = keepAliveTimeoutMs;
+  server.headersTimeout = limits.readTimeoutMs;
+  server.requestTimeout = limits.readTimeoutMs;
+  server.keepAliveTimeout = limits.keepAliveTimeoutMs;
   server.maxConnections = limits.maxConnections;
   server.on('drop', () => events.onConnectionRefused());
 
@@ -273,7 +273,7 @@ export async function startServer(
     if (answerOnSocket(socket, 405, 'method CONNECT is not supported', requestIdFor(req.headers['x-request-id']))) events.onBareAnswer(405);
   });
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
-    const answer = parserErrorAnswer(err);
+    const answer = parserErrorAnswer(err, limits.readTimeoutMs);
     const connection = (socket as TrackedSocket)[connectionState];
     if (answer !== null && connection?.closing === false && connection.active?.req.complete === true) {
       // A request read in full before the malformed one is still being answered: the error answer follows it.

@@ -3,7 +3,6 @@ import { LogSpecError } from '../../errors';
 import { readTextBody } from '../body';
 import type { OperationsDomain } from '../domain';
 import { sendError } from '../errors';
-import { maxBodyBytes } from '../limits';
 import { verifiedClientSubject } from '../middleware/client-auth';
 
 /**
@@ -80,7 +79,7 @@ export function getLogSpec(domain: OperationsDomain) {
   };
 }
 
-export function putLogSpec(domain: OperationsDomain) {
+export function putLogSpec(domain: OperationsDomain, maxBodyBytes: number) {
   return async (req: Request, res: Response): Promise<void> => {
     const body = await readTextBody(req, res, maxBodyBytes);
     if (res.headersSent) return;
