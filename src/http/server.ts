@@ -137,6 +137,32 @@ const connectionState = Symbol('fabric-ops connection');
 type TrackedSocket = Socket & { [connectionState]?: Connection };
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
+/**
+ * Past maxPipelinedRequests read ahead the server stops reading from the connection (TCP then
+ * holds the client back, as Go's server does by reading one request at a time); requests Node
+ * had already parsed past this many times that limit close the connection at once.
+ */
+const pipelinedDropFactor = 8;
+
+/**
+ * Node's own way to stop reading from an HTTP connection (it does the same when answers pile up
+ * unread): the flag makes it pause its parser after the bytes in hand, and resume on drain.
+ */
+type ReadableConnection = Socket & { _paused?: boolean; parser?: { pause(): void; resume(): void } | null };
+
+function stopReading(socket: ReadableConnection): void {
+  if (socket._paused === true) return;
+  socket._paused = true;
+  socket.pause();
+}
+
+function resumeReading(socket: ReadableConnection): void {
+  if (socket._paused !== true || socket.destroyed) return;
+  socket._paused = false;
+  socket.parser?.resume();
+  socket.resume();
+}
+
 /** Writes a whole error answer on a socket with no usable response object, then closes it. */
 function answerOnSocket(socket: Duplex, status: number, message: string, requestId?: string): boolean {
   if (!socket.writable) {
@@ -202,7 +228,16 @@ export async function startServer(
     const connection = connectionOf(socket);
     if (connection.closing) return;
     if (connection.active !== undefined) {
+      if (connection.waiting.length >= limits.maxPipelinedRequests * pipelinedDropFactor) {
+        // More requests sent ahead of their answers than any client needs: Node has parsed them
+        // all (one read can hold thousands) and holds them until the connection closes.
+        connection.closing = true;
+        connection.waiting.length = 0;
+        socket.destroy();
+        return;
+      }
       connection.waiting.push({ req, res, run });
+      if (connection.waiting.length >= limits.maxPipelinedRequests) stopReading(socket);
       return;
     }
     start(socket, connection, req, res, run);
@@ -229,6 +264,7 @@ export async function startServer(
         return;
       }
       const next = connection.waiting.shift();
+      if (connection.waiting.length < limits.maxPipelinedRequests / 2) resumeReading(socket);
       if (next !== undefined) start(socket, connection, next.req, next.res, next.run);
     };
     res.on('finish', done);
