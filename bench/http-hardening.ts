@@ -10,9 +10,9 @@
  *      and never reading (plain), and 20 x 1,900 `GET /healthz` over TLS without a client
  *      certificate; meanwhile a `/healthz` probe on its own connection every 250 ms for 10 s:
  *      probes answered, their latency, the server's peak RSS and CPU;
- *   4. connection cap (issue 18 item 4): 1,024 sockets that send nothing, each reopened as soon as
- *      the server closes it, for 15 s (plain, then TLS); 20 `/healthz` probes meanwhile (each
- *      given 3 s): how many were answered.
+ *   4. connection cap (issue 18 item 4): 1,024 sockets that send nothing (then: one byte), each
+ *      reopened as soon as the server closes it, for 15 s (plain, then TLS); 20 `/healthz` probes
+ *      meanwhile (each given 3 s): how many were answered.
  *
  * `--only flood,cap` runs only those scenarios (names: silent, gib, flood, cap).
  *
@@ -235,7 +235,7 @@ async function pipeliningFlood(useTls: boolean, connections: number, count: numb
 }
 
 /** 1,024 silent sockets, each reopened when the server closes it, for durationMs; probes meanwhile. */
-async function capAttack(useTls: boolean, durationMs: number): Promise<void> {
+async function capAttack(useTls: boolean, durationMs: number, oneByte = false): Promise<void> {
   const { child, port } = await startServer({ tls: useTls ? benchTls : null, maxConnections: null });
   const pid = child.pid ?? 0;
   let running = true;
@@ -243,7 +243,10 @@ async function capAttack(useTls: boolean, durationMs: number): Promise<void> {
   const open = (): void => {
     if (!running) return;
     opened += 1;
-    const socket = net.connect(port, '127.0.0.1');
+    const socket = net.connect(port, '127.0.0.1', () => {
+      // The slowloris variant: one byte of a request (or of a ClientHello), then nothing.
+      if (oneByte) socket.write(useTls ? Buffer.from([0x16]) : 'G');
+    });
     socket.on('error', () => undefined);
     socket.on('close', () => setImmediate(open));
     sockets.add(socket);
@@ -263,7 +266,7 @@ async function capAttack(useTls: boolean, durationMs: number): Promise<void> {
   const rss = rssMiB(pid);
   for (const socket of sockets) socket.destroy();
   console.log(
-    `1,024 silent sockets reopened on close (${useTls ? 'TLS' : 'plain'}, default cap 1024): ${describeProbes(results)}; attacker connections opened ${opened}; server RSS ${rss.toFixed(0)} MiB`,
+    `1,024 sockets ${oneByte ? 'sending one byte' : 'sending nothing'}, reopened on close (${useTls ? 'TLS' : 'plain'}, default cap 1024): ${describeProbes(results)}; attacker connections opened ${opened}; server RSS ${rss.toFixed(0)} MiB`,
   );
   await stopServer(child);
 }
@@ -293,6 +296,8 @@ async function main(): Promise<void> {
     if (only.includes('cap')) {
       await capAttack(false, 15_000);
       await capAttack(true, 15_000);
+      await capAttack(false, 15_000, true);
+      await capAttack(true, 15_000, true);
     }
   } finally {
     await pki.cleanup();

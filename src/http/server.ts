@@ -17,7 +17,10 @@ export interface ServerTls {
 }
 
 export interface ServerLimits extends HttpLimits {
-  /** Connections open at once; more are closed as soon as they are accepted. */
+  /**
+   * Connections open at once. When all are taken a new one closes the oldest with no request in
+   * progress; it is refused only when every one has a request in progress.
+   */
   maxConnections: number;
   /** An early answer drains an unread body up to this size; a larger or chunked one closes the connection. */
   drainLimitBytes: number;
@@ -58,7 +61,7 @@ function describeListenError(address: string, err: NodeJS.ErrnoException): strin
 export interface ServerEvents {
   /** A client presented a certificate that does not verify; its connection was closed. */
   onRefusedClientCertificate(details: { remoteAddress: string; reason: string; subject: string }): void;
-  /** A connection was closed on accept because maxConnections were open. */
+  /** A connection was closed on accept because maxConnections were open, each with a request in progress. */
   onConnectionRefused(): void;
   /** An answer written below the router (parser errors, CONNECT, Expect, Host), for the requests metric. */
   onBareAnswer(statusCode: number): void;
@@ -200,8 +203,44 @@ export async function startServer(
   server.headersTimeout = limits.readTimeoutMs;
   server.requestTimeout = limits.readTimeoutMs;
   server.keepAliveTimeout = limits.keepAliveTimeoutMs;
-  server.maxConnections = limits.maxConnections;
-  server.on('drop', () => events.onConnectionRefused());
+
+  // The connection cap is kept here rather than by Node's maxConnections, which refuses the
+  // newcomer: one client holding every slot with connections that send nothing would then shut
+  // out every probe. When all slots are taken, the oldest connection with no request in progress
+  // (silent, handshake or headers still arriving, idle keep-alive) makes room; only when every
+  // connection has a request in progress is the new one refused. A connection that sends no byte
+  // at all is closed after firstByteTimeoutMs.
+  const accepted = new Set<Socket>();
+  const busy = (raw: TrackedSocket): boolean => {
+    const connection = raw[connectionState];
+    return connection !== undefined && !connection.closing && (connection.active !== undefined || connection.waiting.length > 0);
+  };
+  const makeRoom = (): boolean => {
+    // Oldest first: a newcomer (a probe whose request is still on its way) is the last to go.
+    for (const raw of accepted) {
+      if (raw.destroyed || !busy(raw)) {
+        accepted.delete(raw);
+        raw.destroy();
+        return true;
+      }
+    }
+    return false;
+  };
+  server.on('connection', (raw: Socket) => {
+    if (accepted.size >= limits.maxConnections && !makeRoom()) {
+      raw.destroy();
+      events.onConnectionRefused();
+      return;
+    }
+    accepted.add(raw);
+    const silent = setTimeout(() => {
+      if (raw.bytesRead === 0) raw.destroy();
+    }, limits.firstByteTimeoutMs).unref();
+    raw.once('close', () => {
+      clearTimeout(silent);
+      accepted.delete(raw);
+    });
+  });
 
   const connections = new Set<TrackedSocket>();
   const connectionOf = (socket: TrackedSocket): Connection => {
@@ -210,6 +249,9 @@ export async function startServer(
       const created: Connection = { active: undefined, waiting: [], closing: false, pendingBareAnswer: undefined };
       connection = created;
       socket[connectionState] = created;
+      // Over TLS the cap sees the TCP socket under the TLS one.
+      const raw = (socket as TrackedSocket & { _parent?: TrackedSocket | null })._parent;
+      if (raw) raw[connectionState] = created;
       connections.add(socket);
       socket.once('close', () => {
         connections.delete(socket);

@@ -228,8 +228,15 @@ function waitFor(condition: () => boolean, timeoutMs = 5000): Promise<void> {
   });
 }
 
+/** A connection with a request in progress (its body still to come): the cap cannot make room by closing it. */
+function busyConnection(port: number): net.Socket {
+  const socket = net.connect(port, '127.0.0.1', () => socket.write('PUT /logspec HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100\r\n\r\n{'));
+  socket.on('error', () => undefined);
+  return socket;
+}
+
 describe('defect 3: the connection cap', () => {
-  it('refuses connections over operations.maxConnections at once and counts them (Prometheus)', async () => {
+  it('refuses connections over operations.maxConnections, each with a request in progress, at once and counts them (Prometheus)', async () => {
     const system = await OperationsSystem.start({
       config: testConfig({ operations: { maxConnections: 3 }, metrics: { provider: 'prometheus' } }),
       env: {},
@@ -237,7 +244,7 @@ describe('defect 3: the connection cap', () => {
     });
     try {
       const { port } = system.address;
-      const held = [1, 2, 3].map(() => net.connect(port, '127.0.0.1'));
+      const held = [1, 2, 3].map(() => busyConnection(port));
       await Promise.all(held.map((socket) => new Promise((resolve) => socket.once('connect', resolve))));
       await new Promise((resolve) => setTimeout(resolve, 200));
       const refused = await rawExchange(port, { send: 'GET /version HTTP/1.1\r\nHost: localhost\r\n\r\n', giveUpMs: 5000 });
@@ -273,7 +280,7 @@ describe('defect 3: the connection cap', () => {
       logStream: new LogCapture(),
     });
     try {
-      const held = net.connect(system.address.port, '127.0.0.1');
+      const held = busyConnection(system.address.port);
       await new Promise((resolve) => held.once('connect', resolve));
       await new Promise((resolve) => setTimeout(resolve, 200));
       const refused = await silentConnection(system.address.port, 5000);
