@@ -65,7 +65,7 @@ export function createOperationsApp(domain: OperationsDomain, options: AppOption
   }
 
   app.use((req: Request, res: Response) => {
-    sendError(res, 404, `no such resource: ${req.path}`);
+    sendError(res, 404, `no such resource: ${req.path.length <= 200 ? req.path : `${req.path.slice(0, 200)}… (${req.path.length} characters)`}`);
   });
   app.use(errorHandler(options.logger));
   return app;
