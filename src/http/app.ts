@@ -25,8 +25,9 @@ interface Route {
   put?: RequestHandler;
 }
 
+/** The methods of a route, as `Allow` and the 405 message both list them. */
 function allowed(route: Route): string {
-  return route.put ? 'GET, HEAD, PUT' : 'GET, HEAD';
+  return route.put ? 'GET, HEAD, PUT, OPTIONS' : 'GET, HEAD, OPTIONS';
 }
 
 /** The operations API: routes, the client-certificate rule, and the error shapes. */
@@ -55,11 +56,11 @@ export function createOperationsApp(domain: OperationsDomain, options: AppOption
     app.get(route.path, ...guard, route.get);
     if (route.put) app.put(route.path, ...guard, route.put);
     app.options(route.path, (_req, res) => {
-      res.setHeader('Allow', `${allowed(route)}, OPTIONS`);
+      res.setHeader('Allow', allowed(route));
       res.status(204).end();
     });
     app.all(route.path, ...guard, (req, res) => {
-      res.setHeader('Allow', `${allowed(route)}, OPTIONS`);
+      res.setHeader('Allow', allowed(route));
       sendError(res, 405, `method ${req.method} not allowed on ${route.path}; allowed: ${allowed(route)}`);
     });
   }

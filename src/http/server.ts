@@ -7,6 +7,7 @@ import type { HostPort } from '../config/types';
 import { ListenError } from '../errors';
 import { rawErrorResponse, requestIdFor, sendBareError } from './errors';
 import { seconds, type HttpLimits } from './limits';
+import { ReportLimiter } from './report-limiter';
 
 export { keepAliveTimeoutMs, readTimeoutMs } from './limits';
 
@@ -59,8 +60,12 @@ function describeListenError(address: string, err: NodeJS.ErrnoException): strin
 }
 
 export interface ServerEvents {
-  /** A client presented a certificate that does not verify; its connection was closed. */
-  onRefusedClientCertificate(details: { remoteAddress: string; reason: string; subject: string }): void;
+  /**
+   * A client certificate was refused (one that does not verify; with clientAuthRequired also none
+   * at all) and the connection closed. Rate-limited: at most 10 in any 10 s, each with how many
+   * were not reported before it.
+   */
+  onRefusedClientCertificate(details: { remoteAddress: string; reason: string; subject: string; suppressed: number }): void;
   /** A connection was closed on accept because maxConnections were open, each with a request in progress. */
   onConnectionRefused(): void;
   /** An answer written below the router (parser errors, CONNECT, Expect, Host), for the requests metric. */
@@ -187,6 +192,13 @@ function resumeReading(socket: ReadableConnection): void {
   socket.resume();
 }
 
+/** Refused client certificates are reported at most this many times in any 10 s. */
+const refusalReportsPerWindow = 10;
+const refusalReportWindowMs = 10_000;
+
+const peerAddress = Symbol('fabric-ops peer address');
+type PeerSocket = Socket & { [peerAddress]?: string | undefined };
+
 /** Writes a whole error answer on a socket with no usable response object, then closes it. */
 function answerOnSocket(socket: Duplex, status: number, message: string, requestId?: string): boolean {
   if (!socket.writable) {
@@ -247,7 +259,9 @@ export async function startServer(
     }
     return false;
   };
-  server.on('connection', (raw: Socket) => {
+  server.on('connection', (raw: PeerSocket) => {
+    // Kept for the refused-certificate report: once a handshake is refused the address is gone.
+    raw[peerAddress] = raw.remoteAddress;
     if (accepted.size >= limits.maxConnections && !makeRoom()) {
       raw.destroy();
       events.onConnectionRefused();
@@ -407,13 +421,18 @@ export async function startServer(
   });
 
   if (tls) {
+    const refusals = new ReportLimiter(refusalReportsPerWindow, refusalReportWindowMs);
+    const refused = (details: { remoteAddress: string; reason: string; subject: string }): void => {
+      const allowed = refusals.take(Date.now());
+      if (allowed !== null) events.onRefusedClientCertificate({ ...details, suppressed: allowed.suppressed });
+    };
     // A client that presents a certificate that does not verify is refused on every path,
     // as Go's VerifyClientCertIfGiven does, even when client auth is optional.
     server.on('secureConnection', (socket: TLSSocket) => {
       if (socket.authorized) return;
       const presented = socket.getPeerCertificate();
       if (!presented || Object.keys(presented).length === 0) return;
-      events.onRefusedClientCertificate({
+      refused({
         remoteAddress: socket.remoteAddress ?? 'unknown',
         reason: String(socket.authorizationError ?? 'not verified'),
         subject: Object.entries(presented.subject ?? {})
@@ -422,6 +441,21 @@ export async function startServer(
       });
       socket.destroy();
     });
+    if (tls.clientAuthRequired) {
+      // Here the handshake itself refuses: OpenSSL when no certificate comes, Node (before
+      // 'secureConnection', and without the certificate) when it does not verify. Other
+      // handshake failures (timeouts, resets, versions) are not about the client's certificate.
+      server.on('tlsClientError', (err: NodeJS.ErrnoException, socket: TLSSocket) => {
+        const reason = err.code === 'ERR_SSL_PEER_DID_NOT_RETURN_A_CERTIFICATE' ? 'no client certificate presented' : (socket.authorizationError ?? null);
+        if (reason === null) return;
+        const raw = (socket as TLSSocket & { _parent?: PeerSocket | null })._parent;
+        refused({
+          remoteAddress: socket.remoteAddress ?? raw?.[peerAddress] ?? 'unknown',
+          reason: String(reason),
+          subject: 'unknown (refused during the handshake)',
+        });
+      });
+    }
   }
 
   const wanted = formatHostPort(listen.host === '' ? '0.0.0.0' : listen.host, listen.port);
