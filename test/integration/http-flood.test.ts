@@ -74,6 +74,32 @@ describe('pipelining is bounded', () => {
     }
   });
 
+  it('after reading stopped for 40 small pipelined requests, it resumes: 10 more sent after their answers are answered too', async () => {
+    const versionRequest = 'GET /version HTTP/1.1\r\nHost: localhost\r\n\r\n';
+    const socket = net.connect(system.address.port, '127.0.0.1', () => socket.write(versionRequest.repeat(40)));
+    let received = '';
+    socket.setEncoding('latin1');
+    socket.on('error', () => undefined);
+    try {
+      const answers = await new Promise<number>((resolve) => {
+        let sentMore = false;
+        socket.on('data', (data: string) => {
+          received += data;
+          const count = parseResponses(received).length;
+          if (count >= 40 && !sentMore) {
+            sentMore = true;
+            socket.write(versionRequest.repeat(9) + 'GET /version HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n');
+          }
+        });
+        socket.on('close', () => resolve(parseResponses(received).length));
+        setTimeout(() => resolve(parseResponses(received).length), 5000).unref();
+      });
+      expect(answers).toBe(50);
+    } finally {
+      socket.destroy();
+    }
+  });
+
   it('control: a client that reads gets every answer to 100 pipelined requests, in order', async () => {
     const exchange = await rawExchange(system.address.port, {
       send: 'GET /version HTTP/1.1\r\nHost: localhost\r\n\r\n'.repeat(99) + 'GET /version HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n',
@@ -111,6 +137,44 @@ describe('a client that does not read is dropped', () => {
       expect(answers).toBeLessThan(100);
     } finally {
       client.destroy();
+    }
+  });
+});
+
+describe('pipelining within the bound loses nothing', () => {
+  let system: OperationsSystem;
+  beforeAll(async () => {
+    system = await OperationsSystem.start({
+      config: testConfig({ metrics: { provider: 'prometheus' } }),
+      env: {},
+      logStream: new LogCapture(),
+    });
+    const gauge = system.metrics.newGauge({ name: 'test_padding', help: 'padding for a large scrape', labelNames: ['series'] });
+    for (let index = 0; index < 3000; index += 1) gauge.with({ series: `series-${index}-${'x'.repeat(60)}` }).set(index);
+  });
+  afterAll(async () => system.stop());
+
+  it('110 requests ahead of their answers (reading stops at 16 waiting and resumes as they drain): once the client reads, all 110 are answered', async () => {
+    const socket = net.connect(system.address.port, '127.0.0.1', () => socket.write(metricsRequest.repeat(10)));
+    socket.pause();
+    socket.on('error', () => undefined);
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      socket.write(metricsRequest.repeat(99) + 'GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n');
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      let received = '';
+      socket.setEncoding('latin1');
+      socket.on('data', (data: string) => (received += data));
+      socket.resume();
+      await new Promise<void>((resolve) => {
+        socket.once('close', () => resolve());
+        setTimeout(() => resolve(), 20_000).unref();
+      });
+      const answers = parseResponses(received);
+      expect(answers).toHaveLength(110);
+      expect(answers.every((answer) => answer.status === 200)).toBe(true);
+    } finally {
+      socket.destroy();
     }
   });
 });
