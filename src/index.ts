@@ -9,6 +9,7 @@ export { loadConfig, type LoadConfigOptions, type LoadedConfig } from './config/
 export type { NormalisedConfig, Dialect, HostPort, TlsConfig, MetricsProviderName, StatsdNetwork, ContainerRuntimeType } from './config/types';
 export type { OperationsEvent, OperationsEventListener, OperationsEventType } from './events';
 export type { CertificateSummary } from './tls/pem';
+export type { HttpLimits } from './http/limits';
 export {
   startKubernetesIntegration,
   kubernetesApiAccess,

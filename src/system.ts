@@ -8,7 +8,7 @@ import { createContainerRuntimeChecker } from './health/container-runtime';
 import type { Clock, HealthChecker } from './health/types';
 import { createOperationsApp } from './http/app';
 import type { OperationsDomain, RequestActor, VersionDocument } from './http/domain';
-import { defaultMaxConnections, maxBodyBytes } from './http/limits';
+import { defaultMaxConnections, httpLimits, type HttpLimits } from './http/limits';
 import { startServer, type ListeningServer } from './http/server';
 import { LoggingSystem } from './logging/logging-system';
 import { formatLogSpec, parseLogSpec } from './logging/spec';
@@ -37,6 +37,11 @@ export interface StartOptions {
   version?: VersionDocument;
   /** How often certificate files are polled for rotation; default 1000 ms. */
   tlsPollIntervalMs?: number;
+  /**
+   * The HTTP server's limits (read, handshake, first-byte, keep-alive and response timeouts, body
+   * size, pipelined requests); each one defaults to Fabric's value. Shorter ones are for tests.
+   */
+  httpLimits?: Partial<HttpLimits>;
 }
 
 /** Time in-flight requests get to finish on stop (SIGTERM). */
@@ -123,7 +128,8 @@ export class OperationsSystem {
       tls = { context: secureContextOptions(material), clientAuthRequired: config.operations.tls.clientAuthRequired };
     }
 
-    const app = createOperationsApp(this.domain(), { tlsEnabled: tls !== null, logger: this.logger });
+    const limits = httpLimits(options.httpLimits);
+    const app = createOperationsApp(this.domain(), { tlsEnabled: tls !== null, logger: this.logger, limits });
     const connectionsRefused = this.serviceMetrics.connectionsRefused;
     this.server = await startServer(
       config.operations.listen,
@@ -134,7 +140,7 @@ export class OperationsSystem {
         onConnectionRefused: () => connectionsRefused.add(1),
         onBareAnswer: (statusCode) => this.requestCounter('unmatched', statusCode).add(1),
       },
-      { maxConnections: config.operations.maxConnections ?? defaultMaxConnections, drainLimitBytes: maxBodyBytes },
+      { ...limits, maxConnections: config.operations.maxConnections ?? defaultMaxConnections, drainLimitBytes: limits.maxBodyBytes },
     );
     await this.metricsSystem.start();
 

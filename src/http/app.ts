@@ -8,13 +8,14 @@ import { getMetrics } from './handlers/metrics';
 import { getVersion } from './handlers/version';
 import { requireClientCertificate } from './middleware/client-auth';
 import { requestId } from './middleware/request-id';
-import { responseTimeoutMs } from './limits';
+import { seconds, type HttpLimits } from './limits';
 
 export { maxBodyBytes, responseTimeoutMs } from './limits';
 
 export interface AppOptions {
   tlsEnabled: boolean;
   logger: Logger;
+  limits: Pick<HttpLimits, 'responseTimeoutMs' | 'maxBodyBytes'>;
 }
 
 interface Route {
@@ -24,8 +25,9 @@ interface Route {
   put?: RequestHandler;
 }
 
+/** The methods of a route, as `Allow` and the 405 message both list them. */
 function allowed(route: Route): string {
-  return route.put ? 'GET, HEAD, PUT' : 'GET, HEAD';
+  return route.put ? 'GET, HEAD, PUT, OPTIONS' : 'GET, HEAD, OPTIONS';
 }
 
 /** The operations API: routes, the client-certificate rule, and the error shapes. */
@@ -37,7 +39,7 @@ export function createOperationsApp(domain: OperationsDomain, options: AppOption
   app.set('etag', false);
 
   const routes: Route[] = [
-    { path: '/logspec', protected: true, get: getLogSpec(domain), put: putLogSpec(domain) },
+    { path: '/logspec', protected: true, get: getLogSpec(domain), put: putLogSpec(domain, options.limits.maxBodyBytes) },
     { path: '/healthz', protected: false, get: getHealth(domain) },
     { path: '/version', protected: false, get: getVersion(domain) },
   ];
@@ -45,7 +47,7 @@ export function createOperationsApp(domain: OperationsDomain, options: AppOption
 
   app.use(requestId);
   app.use(countResponses(domain));
-  app.use(limitResponseTime(options.logger));
+  app.use(limitResponseTime(options.logger, options.limits.responseTimeoutMs));
 
   const clientCertificate = requireClientCertificate(options.tlsEnabled, options.logger);
 
@@ -54,17 +56,17 @@ export function createOperationsApp(domain: OperationsDomain, options: AppOption
     app.get(route.path, ...guard, route.get);
     if (route.put) app.put(route.path, ...guard, route.put);
     app.options(route.path, (_req, res) => {
-      res.setHeader('Allow', `${allowed(route)}, OPTIONS`);
+      res.setHeader('Allow', allowed(route));
       res.status(204).end();
     });
     app.all(route.path, ...guard, (req, res) => {
-      res.setHeader('Allow', `${allowed(route)}, OPTIONS`);
+      res.setHeader('Allow', allowed(route));
       sendError(res, 405, `method ${req.method} not allowed on ${route.path}; allowed: ${allowed(route)}`);
     });
   }
 
   app.use((req: Request, res: Response) => {
-    sendError(res, 404, `no such resource: ${req.path}`);
+    sendError(res, 404, `no such resource: ${req.path.length <= 200 ? req.path : `${req.path.slice(0, 200)}… (${req.path.length} characters)`}`);
   });
   app.use(errorHandler(options.logger));
   return app;
@@ -80,7 +82,7 @@ function countResponses(domain: OperationsDomain): RequestHandler {
   };
 }
 
-function limitResponseTime(logger: Logger): RequestHandler {
+function limitResponseTime(logger: Logger, responseTimeoutMs: number): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
     const timer = setTimeout(() => {
       if (res.headersSent) {
@@ -88,7 +90,7 @@ function limitResponseTime(logger: Logger): RequestHandler {
         return;
       }
       logger.warn('response took too long; giving up', { method: req.method, path: req.path, limitMs: responseTimeoutMs });
-      sendError(res, 503, `no response within ${responseTimeoutMs / 1000}s`);
+      sendError(res, 503, `no response within ${seconds(responseTimeoutMs)}`);
     }, responseTimeoutMs);
     timer.unref();
     res.on('close', () => clearTimeout(timer));

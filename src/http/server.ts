@@ -6,7 +6,8 @@ import type { SecureContextOptions, TLSSocket } from 'node:tls';
 import type { HostPort } from '../config/types';
 import { ListenError } from '../errors';
 import { rawErrorResponse, requestIdFor, sendBareError } from './errors';
-import { keepAliveTimeoutMs, readTimeoutMs } from './limits';
+import { seconds, type HttpLimits } from './limits';
+import { ReportLimiter } from './report-limiter';
 
 export { keepAliveTimeoutMs, readTimeoutMs } from './limits';
 
@@ -16,8 +17,11 @@ export interface ServerTls {
   clientAuthRequired: boolean;
 }
 
-export interface ServerLimits {
-  /** Connections open at once; more are closed as soon as they are accepted. */
+export interface ServerLimits extends HttpLimits {
+  /**
+   * Connections open at once. When all are taken a new one closes the oldest with no request in
+   * progress; it is refused only when every one has a request in progress.
+   */
   maxConnections: number;
   /** An early answer drains an unread body up to this size; a larger or chunked one closes the connection. */
   drainLimitBytes: number;
@@ -56,21 +60,46 @@ function describeListenError(address: string, err: NodeJS.ErrnoException): strin
 }
 
 export interface ServerEvents {
-  /** A client presented a certificate that does not verify; its connection was closed. */
-  onRefusedClientCertificate(details: { remoteAddress: string; reason: string; subject: string }): void;
-  /** A connection was closed on accept because maxConnections were open. */
+  /**
+   * A client certificate was refused (one that does not verify; with clientAuthRequired also none
+   * at all) and the connection closed. Rate-limited: at most 10 in any 10 s, each with how many
+   * were not reported before it.
+   */
+  onRefusedClientCertificate(details: { remoteAddress: string; reason: string; subject: string; suppressed: number }): void;
+  /** A connection was closed on accept because maxConnections were open, each with a request in progress. */
   onConnectionRefused(): void;
   /** An answer written below the router (parser errors, CONNECT, Expect, Host), for the requests metric. */
   onBareAnswer(statusCode: number): void;
 }
 
+/**
+ * Node's parser refuses more than this many header fields (Host included) with the same error
+ * as headers over http.maxHeaderSize bytes (measured with Node 24: 1,000 fields of 5 bytes pass,
+ * 1,001 do not).
+ */
+const maxHeaderFields = 1000;
+
+/**
+ * Which of the two header limits a HPE_HEADER_OVERFLOW met: fewer bytes received for the request
+ * than the size limit, or as many lines as the field limit in the bytes the parser had in hand,
+ * mean the count; anything else the size.
+ */
+function headerOverflowMessage(err: NodeJS.ErrnoException & { rawPacket?: unknown }, bytesOfRequest: number): string {
+  let lines = 0;
+  if (Buffer.isBuffer(err.rawPacket)) {
+    for (let index = err.rawPacket.indexOf(10); index >= 0; index = err.rawPacket.indexOf(10, index + 1)) lines += 1;
+  }
+  if (bytesOfRequest <= http.maxHeaderSize || lines >= maxHeaderFields) return `request has more than ${maxHeaderFields} header fields`;
+  return `request headers are larger than ${http.maxHeaderSize} bytes`;
+}
+
 /** What the HTTP parser's errors are answered with (Node writes them without a body). */
-function parserErrorAnswer(err: NodeJS.ErrnoException): { status: number; message: string } | null {
+function parserErrorAnswer(err: NodeJS.ErrnoException, readTimeoutMs: number, bytesOfRequest: number): { status: number; message: string } | null {
   switch (err.code) {
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return { status: 408, message: `request headers and body must arrive within ${readTimeoutMs / 1000}s` };
+      return { status: 408, message: `request headers and body must arrive within ${seconds(readTimeoutMs)}` };
     case 'HPE_HEADER_OVERFLOW':
-      return { status: 431, message: `request headers are larger than ${http.maxHeaderSize} bytes` };
+      return { status: 431, message: headerOverflowMessage(err, bytesOfRequest) };
     case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
       return { status: 413, message: 'request chunk extensions are too large' };
     default:
@@ -111,13 +140,64 @@ function closeInsteadOfDraining(req: IncomingMessage, res: ServerResponse, drain
 }
 
 /**
- * The response being written on a connection (undefined between requests), for the stop grace
- * and parser errors. A property of the socket rather than a Map entry per request: a Map holding
- * every in-flight response made V8 promote each request's objects out of the young generation
- * (2-7 MB per scavenge under HTTPS keep-alive load, peak RSS 250 MB instead of about 110 MB).
+ * What the server keeps per connection, as a property of its socket rather than a Map entry per
+ * request: a Map holding every in-flight response made V8 promote each request's objects out of
+ * the young generation (2-7 MB per scavenge under HTTPS keep-alive load, peak RSS 250 MB instead
+ * of about 110 MB).
+ *
+ * Node's parser reads ahead: it emits 'request' for every pipelined request it finds, while the
+ * answer to the one before is still being decided. Requests therefore run one at a time per
+ * connection, in order, as Go's server runs them: the next one starts only when the answer before
+ * it has finished and left the connection open. Once an answer closes the connection (400 for the
+ * Host header, 417, an early answer before an unread body, the client's own `Connection: close`),
+ * nothing read after it runs.
  */
-const currentResponse = Symbol('fabric-ops current response');
-type TrackedSocket = Socket & { [currentResponse]?: ServerResponse | undefined };
+interface Connection {
+  /** The response being written (undefined between requests), for the stop grace and parser errors. */
+  active: ServerResponse | undefined;
+  /** Requests read behind the active one, in order. */
+  waiting: Array<{ req: IncomingMessage; res: ServerResponse; run: Handler }>;
+  /** An answer closed (or is closing) the connection: nothing more from it runs. */
+  closing: boolean;
+  /** A parser error met behind the active request: answered once that one is done. */
+  pendingBareAnswer: { status: number; message: string } | undefined;
+}
+const connectionState = Symbol('fabric-ops connection');
+type TrackedSocket = Socket & { [connectionState]?: Connection };
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+
+/**
+ * Past maxPipelinedRequests read ahead the server stops reading from the connection (TCP then
+ * holds the client back, as Go's server does by reading one request at a time); requests Node
+ * had already parsed past this many times that limit close the connection at once.
+ */
+const pipelinedDropFactor = 8;
+
+/**
+ * Node's own way to stop reading from an HTTP connection (it does the same when answers pile up
+ * unread): the flag makes it pause its parser after the bytes in hand, and resume on drain.
+ */
+type ReadableConnection = Socket & { _paused?: boolean; parser?: { pause(): void; resume(): void } | null };
+
+function stopReading(socket: ReadableConnection): void {
+  if (socket._paused === true) return;
+  socket._paused = true;
+  socket.pause();
+}
+
+function resumeReading(socket: ReadableConnection): void {
+  if (socket._paused !== true || socket.destroyed) return;
+  socket._paused = false;
+  socket.parser?.resume();
+  socket.resume();
+}
+
+/** Refused client certificates are reported at most this many times in any 10 s. */
+const refusalReportsPerWindow = 10;
+const refusalReportWindowMs = 10_000;
+
+const peerAddress = Symbol('fabric-ops peer address');
+type PeerSocket = Socket & { [peerAddress]?: string | undefined };
 
 /** Writes a whole error answer on a socket with no usable response object, then closes it. */
 function answerOnSocket(socket: Duplex, status: number, message: string, requestId?: string): boolean {
@@ -140,9 +220,9 @@ export async function startServer(
   events: ServerEvents,
   limits: ServerLimits,
 ): Promise<ListeningServer> {
-  // Node enforces the read timeouts when it sweeps its connections; sweep every second, not every 30 s.
-  // requireHostHeader off: the Host checks below answer with a JSON body.
-  const options = { connectionsCheckingInterval: 1000, requireHostHeader: false };
+  // Node enforces the read timeouts when it sweeps its connections; sweep every second (more often
+  // under shorter limits), not every 30 s. requireHostHeader off: the Host checks below answer with a JSON body.
+  const options = { connectionsCheckingInterval: Math.min(1000, Math.ceil(limits.readTimeoutMs / 4)), requireHostHeader: false };
   const server: http.Server | https.Server = tls
     ? https.createServer({
         ...options,
@@ -150,33 +230,144 @@ export async function startServer(
         requestCert: true,
         rejectUnauthorized: tls.clientAuthRequired,
         // Go bounds the handshake by its read timeouts; a silent connection is closed like a plain one.
-        handshakeTimeout: readTimeoutMs,
+        handshakeTimeout: limits.handshakeTimeoutMs,
       })
     : http.createServer(options);
-  server.headersTimeout = readTimeoutMs;
-  server.requestTimeout = readTimeoutMs;
-  server.keepAliveTimeout = keepAliveTimeoutMs;
-  server.maxConnections = limits.maxConnections;
-  server.on('drop', () => events.onConnectionRefused());
+  server.headersTimeout = limits.readTimeoutMs;
+  server.requestTimeout = limits.readTimeoutMs;
+  server.keepAliveTimeout = limits.keepAliveTimeoutMs;
+
+  // The connection cap is kept here rather than by Node's maxConnections, which refuses the
+  // newcomer: one client holding every slot with connections that send nothing would then shut
+  // out every probe. When all slots are taken, the oldest connection with no request in progress
+  // (silent, handshake or headers still arriving, idle keep-alive) makes room; only when every
+  // connection has a request in progress is the new one refused. A connection that sends no byte
+  // at all is closed after firstByteTimeoutMs.
+  const accepted = new Set<Socket>();
+  const busy = (raw: TrackedSocket): boolean => {
+    const connection = raw[connectionState];
+    return connection !== undefined && !connection.closing && (connection.active !== undefined || connection.waiting.length > 0);
+  };
+  const makeRoom = (): boolean => {
+    // Oldest first: a newcomer (a probe whose request is still on its way) is the last to go.
+    for (const raw of accepted) {
+      if (raw.destroyed || !busy(raw)) {
+        accepted.delete(raw);
+        raw.destroy();
+        return true;
+      }
+    }
+    return false;
+  };
+  server.on('connection', (raw: PeerSocket) => {
+    // Kept for the refused-certificate report: once a handshake is refused the address is gone.
+    raw[peerAddress] = raw.remoteAddress;
+    if (accepted.size >= limits.maxConnections && !makeRoom()) {
+      raw.destroy();
+      events.onConnectionRefused();
+      return;
+    }
+    accepted.add(raw);
+    const silent = setTimeout(() => {
+      if (raw.bytesRead === 0) raw.destroy();
+    }, limits.firstByteTimeoutMs).unref();
+    raw.once('close', () => {
+      clearTimeout(silent);
+      accepted.delete(raw);
+    });
+  });
 
   const connections = new Set<TrackedSocket>();
-  const handle = (req: IncomingMessage, res: ServerResponse): void => {
+  const connectionOf = (socket: TrackedSocket): Connection => {
+    let connection = socket[connectionState];
+    if (connection === undefined) {
+      const created: Connection = { active: undefined, waiting: [], closing: false, pendingBareAnswer: undefined };
+      connection = created;
+      socket[connectionState] = created;
+      // Over TLS the cap sees the TCP socket under the TLS one.
+      const raw = (socket as TrackedSocket & { _parent?: TrackedSocket | null })._parent;
+      if (raw) raw[connectionState] = created;
+      connections.add(socket);
+      socket.once('close', () => {
+        connections.delete(socket);
+        created.closing = true;
+        created.waiting.length = 0;
+      });
+    }
+    return connection;
+  };
+
+  /** Runs requests of one connection one at a time; see Connection. */
+  const dispatch = (run: Handler) => (req: IncomingMessage, res: ServerResponse) => {
     // Requests already read from a connection refused after its handshake are not served.
     if (req.socket.destroyed) return;
     const socket = req.socket as TrackedSocket;
-    if (!(currentResponse in socket)) {
-      connections.add(socket);
-      socket.once('close', () => connections.delete(socket));
+    const connection = connectionOf(socket);
+    if (connection.closing) return;
+    if (connection.active !== undefined) {
+      if (connection.waiting.length >= limits.maxPipelinedRequests * pipelinedDropFactor) {
+        // More requests sent ahead of their answers than any client needs: Node has parsed them
+        // all (one read can hold thousands) and holds them until the connection closes.
+        connection.closing = true;
+        connection.waiting.length = 0;
+        socket.destroy();
+        return;
+      }
+      connection.waiting.push({ req, res, run });
+      if (connection.waiting.length >= limits.maxPipelinedRequests) stopReading(socket);
+      return;
     }
-    socket[currentResponse] = res;
-    res.on('close', () => {
-      if (socket[currentResponse] === res) socket[currentResponse] = undefined;
-    });
+    start(socket, connection, req, res, run);
+  };
+
+  const start = (socket: TrackedSocket, connection: Connection, req: IncomingMessage, res: ServerResponse, run: Handler): void => {
+    connection.active = res;
+    const done = (): void => {
+      res.off('finish', done);
+      res.off('close', done);
+      if (connection.active !== res) return;
+      connection.active = undefined;
+      // Node's own 'finish' listener ran first: after an answer that closes the connection it has
+      // already ended the socket.
+      if (socket.destroyed || socket.writableEnded || !res.writableFinished) connection.closing = true;
+      if (connection.pendingBareAnswer !== undefined && !connection.closing) {
+        const { status, message } = connection.pendingBareAnswer;
+        connection.closing = true;
+        if (answerOnSocket(socket, status, message)) events.onBareAnswer(status);
+      }
+      if (connection.closing) {
+        connection.waiting.length = 0;
+        if (!socket.writableEnded) socket.end(() => socket.destroy());
+        return;
+      }
+      const next = connection.waiting.shift();
+      if (connection.waiting.length < limits.maxPipelinedRequests / 2) resumeReading(socket);
+      if (next !== undefined) start(socket, connection, next.req, next.res, next.run);
+    };
+    res.on('finish', done);
+    res.on('close', done);
     closeInsteadOfDraining(req, res, limits.drainLimitBytes);
+    run(req, res);
+  };
+
+  const handle: Handler = (req, res) => {
     const problem = hostProblem(req);
     if (problem !== null) {
       sendBareError(res, 400, problem, requestIdFor(req.headers['x-request-id']));
       events.onBareAnswer(400);
+      return;
+    }
+    const transferEncoding = req.headers['transfer-encoding'];
+    if (transferEncoding !== undefined && transferEncoding.trim().toLowerCase() !== 'chunked') {
+      // Go's server answers 501 to any transfer coding but chunked alone (Node's parser has
+      // already taken the chunked framing off; what is left would be a gzip or other stream).
+      sendBareError(
+        res,
+        501,
+        `Transfer-Encoding ${JSON.stringify(transferEncoding.slice(0, 40))} is not supported; only chunked is`,
+        requestIdFor(req.headers['x-request-id']),
+      );
+      events.onBareAnswer(501);
       return;
     }
     app(req, res);
@@ -184,44 +375,64 @@ export async function startServer(
   const inFlight = (): ServerResponse[] => {
     const responses: ServerResponse[] = [];
     for (const socket of connections) {
-      const res = socket[currentResponse];
+      const res = socket[connectionState]?.active;
       if (res !== undefined) responses.push(res);
     }
     return responses;
   };
-  server.on('request', handle);
+  server.on('request', dispatch(handle));
   // Without this listener Node sends 100 Continue at once; the body reader sends it when it wants the body.
-  server.on('checkContinue', handle);
-  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
-    closeInsteadOfDraining(req, res, limits.drainLimitBytes);
-    sendBareError(
-      res,
-      417,
-      `Expect: ${JSON.stringify(String(req.headers.expect).slice(0, 40))} is not supported; only 100-continue is`,
-      requestIdFor(req.headers['x-request-id']),
-    );
-    events.onBareAnswer(417);
-  });
+  server.on('checkContinue', dispatch(handle));
+  server.on(
+    'checkExpectation',
+    dispatch((req: IncomingMessage, res: ServerResponse) => {
+      sendBareError(
+        res,
+        417,
+        `Expect: ${JSON.stringify(String(req.headers.expect).slice(0, 40))} is not supported; only 100-continue is`,
+        requestIdFor(req.headers['x-request-id']),
+      );
+      events.onBareAnswer(417);
+    }),
+  );
   server.on('connect', (req: IncomingMessage, socket: Duplex) => {
     if (answerOnSocket(socket, 405, 'method CONNECT is not supported', requestIdFor(req.headers['x-request-id']))) events.onBareAnswer(405);
   });
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
-    const answer = parserErrorAnswer(err);
-    if (answer === null || (socket as TrackedSocket)[currentResponse]?.headersSent === true) {
+    const connection = (socket as TrackedSocket)[connectionState];
+    // Before a first request every byte read is its head; after one, the count is unknown.
+    const bytesOfRequest = connection === undefined ? (socket as Socket).bytesRead : Number.POSITIVE_INFINITY;
+    const answer = parserErrorAnswer(err, limits.readTimeoutMs, bytesOfRequest);
+    if (answer !== null && connection?.closing === false && connection.active?.req.complete === true) {
+      // A request read in full before the malformed one is still being answered: the error answer follows it.
+      connection.waiting.length = 0;
+      connection.pendingBareAnswer = answer;
+      return;
+    }
+    if (answer === null || connection?.closing === true || connection?.active?.headersSent === true) {
       socket.destroy();
       return;
+    }
+    if (connection !== undefined) {
+      connection.waiting.length = 0;
+      connection.closing = true;
     }
     if (answerOnSocket(socket, answer.status, answer.message)) events.onBareAnswer(answer.status);
   });
 
   if (tls) {
+    const refusals = new ReportLimiter(refusalReportsPerWindow, refusalReportWindowMs);
+    const refused = (details: { remoteAddress: string; reason: string; subject: string }): void => {
+      const allowed = refusals.take(Date.now());
+      if (allowed !== null) events.onRefusedClientCertificate({ ...details, suppressed: allowed.suppressed });
+    };
     // A client that presents a certificate that does not verify is refused on every path,
     // as Go's VerifyClientCertIfGiven does, even when client auth is optional.
     server.on('secureConnection', (socket: TLSSocket) => {
       if (socket.authorized) return;
       const presented = socket.getPeerCertificate();
       if (!presented || Object.keys(presented).length === 0) return;
-      events.onRefusedClientCertificate({
+      refused({
         remoteAddress: socket.remoteAddress ?? 'unknown',
         reason: String(socket.authorizationError ?? 'not verified'),
         subject: Object.entries(presented.subject ?? {})
@@ -230,6 +441,21 @@ export async function startServer(
       });
       socket.destroy();
     });
+    if (tls.clientAuthRequired) {
+      // Here the handshake itself refuses: OpenSSL when no certificate comes, Node (before
+      // 'secureConnection', and without the certificate) when it does not verify. Other
+      // handshake failures (timeouts, resets, versions) are not about the client's certificate.
+      server.on('tlsClientError', (err: NodeJS.ErrnoException, socket: TLSSocket) => {
+        const reason = err.code === 'ERR_SSL_PEER_DID_NOT_RETURN_A_CERTIFICATE' ? 'no client certificate presented' : (socket.authorizationError ?? null);
+        if (reason === null) return;
+        const raw = (socket as TLSSocket & { _parent?: PeerSocket | null })._parent;
+        refused({
+          remoteAddress: socket.remoteAddress ?? raw?.[peerAddress] ?? 'unknown',
+          reason: String(reason),
+          subject: 'unknown (refused during the handshake)',
+        });
+      });
+    }
   }
 
   const wanted = formatHostPort(listen.host === '' ? '0.0.0.0' : listen.host, listen.port);

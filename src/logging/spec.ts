@@ -18,14 +18,39 @@ export interface LogSpec {
 /** ASCII `[[:alnum:]_#:-]` words joined by single dots (Fabric's logger-name rule). */
 const loggerNamePattern = /^[A-Za-z0-9_#:-]+(\.[A-Za-z0-9_#:-]+)*$/;
 
+/** Characters of a spec (or of a part of it) an error message shows. */
+const echoedChars = 100;
+
+/**
+ * `'text'` as Fabric's messages quote it, cut at echoedChars: a 16 KB spec must not make a
+ * 32 KB error (the spec and its bad segment are both echoed).
+ */
+function quoted(text: string): string {
+  return text.length <= echoedChars ? `'${text}'` : `'${text.slice(0, echoedChars)}…' (${text.length} characters)`;
+}
+
+/**
+ * Throws LogSpecError when the normalised form of `spec` (what GET /logspec returns; it can be
+ * longer than what was sent: `a,b=debug` becomes `a=debug:b=debug`) is over `maxLength`
+ * characters, so that whatever is accepted can be sent back.
+ */
+export function checkNormalisedLength(spec: string, maxLength: number): void {
+  const length = formatLogSpec(parseLogSpec(spec)).length;
+  if (length > maxLength) {
+    throw new LogSpecError(
+      `the logging specification is ${length} characters once normalised (as GET /logspec returns it); at most ${maxLength} are accepted, so that it can be sent back`,
+    );
+  }
+}
+
 /**
  * Parses a logging specification exactly as Fabric does: split on `:`, then on `=`,
  * nothing trimmed. An empty segment (and so the empty spec) sets the default to `info`;
  * the last default wins; a later entry for a logger overwrites an earlier one.
- * Throws LogSpecError with Fabric's messages.
+ * Throws LogSpecError with Fabric's messages (what they quote cut at 100 characters).
  */
 export function parseLogSpec(spec: string): LogSpec {
-  const invalid = (problem: string): LogSpecError => new LogSpecError(`invalid logging specification '${spec}': ${problem}`);
+  const invalid = (problem: string): LogSpecError => new LogSpecError(`invalid logging specification ${quoted(spec)}: ${problem}`);
 
   let defaultLevel: LogLevel = 'info';
   const loggers = new Map<string, LogLevel>();
@@ -38,20 +63,20 @@ export function parseLogSpec(spec: string): LogSpec {
         continue;
       }
       const level = parseLevelName(segment);
-      if (level === undefined) throw invalid(`bad segment '${segment}'`);
+      if (level === undefined) throw invalid(`bad segment ${quoted(segment)}`);
       defaultLevel = level;
     } else if (parts.length === 2) {
       const [names = '', levelName = ''] = parts;
-      if (names === '') throw invalid(`no logger specified in segment '${segment}'`);
+      if (names === '') throw invalid(`no logger specified in segment ${quoted(segment)}`);
       const level = parseLevelName(levelName);
-      if (level === undefined) throw invalid(`bad segment '${segment}'`);
+      if (level === undefined) throw invalid(`bad segment ${quoted(segment)}`);
       for (const name of names.split(',')) {
         const withoutExactMarker = name.endsWith('.') ? name.slice(0, -1) : name;
-        if (!loggerNamePattern.test(withoutExactMarker)) throw invalid(`bad logger name '${name}'`);
+        if (!loggerNamePattern.test(withoutExactMarker)) throw invalid(`bad logger name ${quoted(name)}`);
         loggers.set(name, level);
       }
     } else {
-      throw invalid(`bad segment '${segment}'`);
+      throw invalid(`bad segment ${quoted(segment)}`);
     }
   }
 

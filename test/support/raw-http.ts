@@ -30,7 +30,8 @@ export interface RawOptions {
   feed?: (socket: net.Socket) => Promise<void> | void;
   /** The client closes the connection itself after this long; default 20 s. */
   giveUpMs?: number;
-  tls?: { ca?: string };
+  /** TLS with this server CA, and a client certificate when cert and key are given. */
+  tls?: { ca?: string; cert?: string; key?: string };
 }
 
 /** Splits a byte stream of HTTP/1.1 responses with Content-Length bodies (what this server sends). */
@@ -72,7 +73,7 @@ export function rawExchange(port: number, options: RawOptions = {}): Promise<Raw
       if (options.feed) void Promise.resolve(options.feed(socket)).catch(() => undefined);
     };
     const socket: net.Socket = options.tls
-      ? tls.connect({ port, host: '127.0.0.1', ca: options.tls.ca, servername: 'localhost' }, onConnect)
+      ? tls.connect({ port, host: '127.0.0.1', ca: options.tls.ca, cert: options.tls.cert, key: options.tls.key, servername: 'localhost' }, onConnect)
       : net.connect(port, '127.0.0.1', onConnect);
     socket.setEncoding('latin1');
     socket.on('data', (chunk: string) => (received += chunk));

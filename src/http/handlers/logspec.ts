@@ -1,9 +1,9 @@
 import type { Request, Response } from 'express';
 import { LogSpecError } from '../../errors';
+import { checkNormalisedLength } from '../../logging/spec';
 import { readTextBody } from '../body';
 import type { OperationsDomain } from '../domain';
 import { sendError } from '../errors';
-import { maxBodyBytes } from '../limits';
 import { verifiedClientSubject } from '../middleware/client-auth';
 
 /**
@@ -16,6 +16,9 @@ function isLogSpecBody(body: unknown): body is { spec: string } {
   const keys = Object.keys(body);
   return keys.length === 1 && keys[0] === 'spec' && typeof (body as { spec: unknown }).spec === 'string';
 }
+
+/** `{"spec":""}`: what a PUT body adds to the spec it carries. */
+const emptyBodyBytes = Buffer.byteLength(JSON.stringify({ spec: '' }));
 
 type ParsedBody = { ok: true; value: unknown } | { ok: false; problem: string };
 
@@ -80,7 +83,7 @@ export function getLogSpec(domain: OperationsDomain) {
   };
 }
 
-export function putLogSpec(domain: OperationsDomain) {
+export function putLogSpec(domain: OperationsDomain, maxBodyBytes: number) {
   return async (req: Request, res: Response): Promise<void> => {
     const body = await readTextBody(req, res, maxBodyBytes);
     if (res.headersSent) return;
@@ -108,6 +111,8 @@ export function putLogSpec(domain: OperationsDomain) {
     }
     const { spec } = (parsed as { value: { spec: string } }).value;
     try {
+      // What GET returns, PUT takes: the normalised spec must fit a body within the limit.
+      checkNormalisedLength(spec, maxBodyBytes - emptyBodyBytes);
       domain.setLogSpec(spec, {
         remoteAddress: req.socket.remoteAddress ?? 'unknown',
         certificateSubject: verifiedClientSubject(req),
