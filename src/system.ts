@@ -1,7 +1,8 @@
 import type { SecureContextOptions } from 'node:tls';
 import { loadConfig } from './config/load';
+import { configDelayProblems } from './config/normalise';
 import type { Dialect, HostPort, NormalisedConfig } from './config/types';
-import { DedicatedCaError, LogSpecError } from './errors';
+import { ConfigError, DedicatedCaError, LogSpecError } from './errors';
 import { OperationsEventEmitter, type OperationsEventListener } from './events';
 import { HealthService } from './health/health-service';
 import { createContainerRuntimeChecker } from './health/container-runtime';
@@ -97,6 +98,8 @@ export class OperationsSystem {
       config = loaded.config;
       source = loaded.source;
     }
+    const delayProblems = configDelayProblems(config, options);
+    if (delayProblems.length > 0) throw new ConfigError(delayProblems);
     const system = new OperationsSystem(config, source, options);
     try {
       await system.startComponents(options);

@@ -16,7 +16,7 @@ import {
   type NormalisedConfig,
   type StatsdNetwork,
 } from './types';
-import { parseEndpoint, parseHostPort, parsePositiveDurationMs, type Parsed } from './values';
+import { parseEndpoint, parseHostPort, parsePositiveDurationMs, timerDelayProblem, type Parsed } from './values';
 
 export const defaultDockerEndpoint = 'unix:///var/run/docker.sock';
 export const defaultCriEndpoint = 'unix:///run/containerd/containerd.sock';
@@ -214,6 +214,17 @@ export function normaliseConfig(input: NormaliseInput): NormalisedConfig {
   // Its shape is NormalisedConfig by type; the tests check outputs against NormalisedConfigSchema
   // (./schema), which a start does not load (zod costs more at start than the rest of config).
   return config;
+}
+
+/**
+ * The delays of a configuration object built by the embedding code (the normaliser's own output
+ * always passes): each becomes a Node.js timer, which cannot hold more than 2^31-1 ms.
+ */
+export function configDelayProblems(config: NormalisedConfig, options: { tlsPollIntervalMs?: number } = {}): string[] {
+  const problems = [timerDelayProblem('health.timeoutMs', config.health.timeoutMs)];
+  if (config.metrics.provider === 'statsd') problems.push(timerDelayProblem('metrics.statsd.writeIntervalMs', config.metrics.statsd.writeIntervalMs));
+  if (options.tlsPollIntervalMs !== undefined) problems.push(timerDelayProblem('tlsPollIntervalMs', options.tlsPollIntervalMs));
+  return problems.filter((problem): problem is string => problem !== null);
 }
 
 const configMapName = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;

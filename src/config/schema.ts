@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { containerRuntimeTypes, dialects, metricsProviders, statsdNetworks } from './types';
+import { maxTimerDelayMs } from './values';
 
 /**
  * The zod schema of the normalised configuration (the types in ./types are inferred from it).
@@ -53,14 +54,14 @@ export const NormalisedConfigSchema = z.object({
     statsd: z.object({
       network: z.enum(statsdNetworks),
       address: HostPortSchema,
-      writeIntervalMs: z.number().int().positive(),
+      writeIntervalMs: z.number().int().positive().max(maxTimerDelayMs),
       /** '' or ending in '.'. */
       prefix: z.string(),
     }),
   }),
   health: z.object({
     /** Per-checker timeout. */
-    timeoutMs: z.number().int().positive(),
+    timeoutMs: z.number().int().positive().max(maxTimerDelayMs),
     containerRuntime: z.object({
       type: z.enum(containerRuntimeTypes),
       /** unix:///path, /path, tcp://host:port; '' when type is none. */

@@ -49,14 +49,35 @@ export function parseGoDuration(text: string): number | null {
   return sign * total;
 }
 
-/** A positive Go duration, in whole milliseconds (at least 1 ms). */
+/**
+ * The longest delay a Node.js timer holds: setTimeout/setInterval take a signed 32-bit count of
+ * milliseconds and turn anything longer into 1 ms (with a TimeoutOverflowWarning), so a longer
+ * timeout would fire at once and a longer interval would spin. Every duration that becomes a
+ * timer is bounded by this.
+ */
+export const maxTimerDelayMs = 2 ** 31 - 1;
+/** maxTimerDelayMs as a Go duration, for messages. */
+export const maxTimerDelayText = '596h31m23.647s';
+const maxTimerDelayLimit = `${maxTimerDelayText} (${maxTimerDelayMs} ms, the longest delay a Node.js timer can hold)`;
+
+/** A positive Go duration, in whole milliseconds (at least 1 ms, at most maxTimerDelayMs). */
 export function parsePositiveDurationMs(text: string): Parsed<number> {
   const nanoseconds = parseGoDuration(text);
   if (nanoseconds === null) return fail(`${JSON.stringify(text)} is not a duration ${durationExamples}`);
   if (nanoseconds <= 0) return fail(`must be greater than 0; got ${JSON.stringify(text)}`);
   const milliseconds = Math.round(nanoseconds / 1e6);
   if (milliseconds < 1) return fail(`must be at least 1ms; got ${JSON.stringify(text)}`);
+  if (milliseconds > maxTimerDelayMs) return fail(`must be at most ${maxTimerDelayLimit}; got ${JSON.stringify(text)}`);
   return ok(milliseconds);
+}
+
+/**
+ * A delay in milliseconds given to the library (a configuration object, an option): a problem
+ * naming it unless it is a whole number from 1 to maxTimerDelayMs.
+ */
+export function timerDelayProblem(name: string, value: number): string | null {
+  if (Number.isInteger(value) && value >= 1 && value <= maxTimerDelayMs) return null;
+  return `${name}: must be a whole number of milliseconds from 1 to ${maxTimerDelayMs} (${maxTimerDelayText}, the longest delay a Node.js timer can hold); got ${String(value)}`;
 }
 
 const hostNamePattern = /^[A-Za-z0-9._-]*$/;

@@ -73,6 +73,14 @@ describe('fabric-ops command', () => {
     expect(run.stderr()).not.toMatch(/\n\s+at /);
   });
 
+  it('a duration past the longest Node.js timer exits 2 naming the key, the variable and the limit', async () => {
+    const run = runCli([], { CORE_OPERATIONS_LISTENADDRESS: '127.0.0.1:0', CORE_OPERATIONS_HEALTHCHECK_TIMEOUT: '597h' });
+    expect((await run.exited).code).toBe(2);
+    expect(run.stderr()).toBe(
+      'fabric-ops: operations.healthCheck.timeout (from CORE_OPERATIONS_HEALTHCHECK_TIMEOUT): must be at most 596h31m23.647s (2147483647 ms, the longest delay a Node.js timer can hold); got "597h"\n',
+    );
+  });
+
   it('an unreadable certificate exits 2 naming the key and the path', async () => {
     const file = path.join(tmp, 'missing-cert.yaml');
     await writeFile(
