@@ -4,6 +4,8 @@ import { ConfigError } from '../errors';
 import { dialectDefinition, normaliseConfig } from './normalise';
 import { dialects, type Dialect, type NormalisedConfig } from './types';
 import { describeFileError } from '../file-errors';
+import { firstInvalidUtf8 } from './utf8';
+import { quoteValue } from './values';
 import type * as YamlModule from './yaml';
 
 export interface LoadConfigOptions {
@@ -23,6 +25,12 @@ export interface LoadedConfig {
 
 type DialectHint = { kind: 'clear'; dialect: Dialect; keys: string[] } | { kind: 'unclear'; topLevelKeys: string[] };
 
+/** Top-level keys for a message: at most eight, each bounded (the keys are the file's). */
+function keyList(keys: readonly string[]): string {
+  const shown = keys.slice(0, 8).map((key) => (key.length > 40 ? quoteValue(key, 40) : key));
+  return keys.length > shown.length ? `${shown.join(', ')}, ... (${keys.length} keys)` : shown.join(', ');
+}
+
 function dialectHint(document: unknown): DialectHint {
   const topLevelKeys = typeof document === 'object' && document !== null && !Array.isArray(document) ? Object.keys(document) : [];
   const matches = dialects.map((dialect) => ({
@@ -41,7 +49,7 @@ function dialectHint(document: unknown): DialectHint {
 export function detectDialect(document: unknown, file: string): Dialect {
   const hint = dialectHint(document);
   if (hint.kind === 'clear') return hint.dialect;
-  const found = hint.topLevelKeys.length === 0 ? 'no top-level keys' : `top-level keys ${hint.topLevelKeys.join(', ')}`;
+  const found = hint.topLevelKeys.length === 0 ? 'no top-level keys' : `top-level keys ${keyList(hint.topLevelKeys)}`;
   throw new ConfigError([
     `${file}: cannot tell whether this is a peer core.yaml or an orderer orderer.yaml (${found}); pass --dialect peer or --dialect orderer`,
   ]);
@@ -52,19 +60,28 @@ function checkDialectMatches(document: unknown, file: string, dialect: Dialect):
   if (hint.kind === 'clear' && hint.dialect !== dialect) {
     const theirs = dialectDefinition(hint.dialect).fileName;
     throw new ConfigError([
-      `${file}: its top-level keys (${hint.keys.join(', ')}) are those of an ${hint.dialect} ${theirs}, but the ${dialect} dialect was asked for; pass --dialect ${hint.dialect} or the right file`,
+      `${file}: its top-level keys (${keyList(hint.keys)}) are those of an ${hint.dialect} ${theirs}, but the ${dialect} dialect was asked for; pass --dialect ${hint.dialect} or the right file`,
     ]);
   }
 }
 
 /** Reads and parses a YAML file as Fabric's reader does; ConfigError naming the path (and the line of a YAML problem). */
 function readYamlFile(file: string): unknown {
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = fs.readFileSync(file, 'utf8');
+    bytes = fs.readFileSync(file);
   } catch (error) {
     throw new ConfigError([`config file ${file}: cannot be read: ${describeFileError(error)}`]);
   }
+  // Decoding would turn bad bytes into U+FFFD and read on; Fabric's reader refuses the file.
+  const invalid = firstInvalidUtf8(bytes);
+  if (invalid !== null) {
+    const byte = `0x${(bytes[invalid.offset] ?? 0).toString(16).padStart(2, '0')}`;
+    throw new ConfigError([
+      `config file ${file}: not valid UTF-8 at byte ${invalid.offset} (line ${invalid.line}, column ${invalid.column}): byte ${byte}; Fabric refuses such a file, and reading it would turn the bytes into U+FFFD`,
+    ]);
+  }
+  const text = bytes.toString('utf8');
   // The YAML parser is loaded only when there is a file: a start from the environment alone skips it.
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on first use, synchronously (start time)
   const { parseConfigYaml } = require('./yaml') as typeof YamlModule;

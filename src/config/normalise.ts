@@ -16,7 +16,7 @@ import {
   type NormalisedConfig,
   type StatsdNetwork,
 } from './types';
-import { parseEndpoint, parseHostPort, parsePositiveDurationMs, timerDelayProblem, type Parsed } from './values';
+import { parseEndpoint, parseHostPort, parsePositiveDurationMs, quoteValue, timerDelayProblem, type Parsed } from './values';
 
 export const defaultDockerEndpoint = 'unix:///var/run/docker.sock';
 export const defaultCriEndpoint = 'unix:///run/containerd/containerd.sock';
@@ -40,9 +40,7 @@ function isOneOf<T extends string>(allowed: readonly T[], value: string): value 
   return (allowed as readonly string[]).includes(value);
 }
 
-function quoted(value: string): string {
-  return JSON.stringify(value);
-}
+const quoted = (value: string): string => quoteValue(value);
 
 /**
  * Turns one dialect's document plus environment overrides into the NormalisedConfig.
@@ -132,12 +130,16 @@ export function normaliseConfig(input: NormaliseInput): NormalisedConfig {
   // Health
   const timeoutMs = check(keys.healthTimeout, parsePositiveDurationMs(values.string(keys.healthTimeout)), 2000);
   const requiredConditions: string[] = [];
+  const unknownConditions: string[] = [];
   for (const condition of values.list(keys.containerRuntimeRequiredConditions)) {
-    if (!isOneOf(criConditions, condition)) {
-      report(keys.containerRuntimeRequiredConditions, `${quoted(condition)} is not a CRI condition; allowed: ${criConditions.join(', ')}`);
-    } else if (!requiredConditions.includes(condition)) {
-      requiredConditions.push(condition);
-    }
+    if (!isOneOf(criConditions, condition)) unknownConditions.push(condition);
+    else if (!requiredConditions.includes(condition)) requiredConditions.push(condition);
+  }
+  const [firstUnknown] = unknownConditions;
+  if (firstUnknown !== undefined) {
+    // One line whatever the length of the list: the first unknown item and how many more.
+    const more = unknownConditions.length > 1 ? ` (and ${unknownConditions.length - 1} more)` : '';
+    report(keys.containerRuntimeRequiredConditions, `${quoted(firstUnknown)}${more} is not a CRI condition; allowed: ${criConditions.join(', ')}`);
   }
   const runtime = resolveContainerRuntime(definition, values, label, report);
 

@@ -1,4 +1,5 @@
 import convict from 'convict';
+import { quoteValue } from './values';
 
 /**
  * The dialect-independent machinery behind the convict schemas: leaf declarations, reading
@@ -19,7 +20,7 @@ function describeYamlValue(value: unknown): string {
   if (value === null || value === undefined) return 'nothing';
   if (Array.isArray(value)) return 'a list';
   if (typeof value === 'object') return 'a mapping';
-  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'string') return quoteValue(value);
   if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return `${typeof value} ${value}`;
   return typeof value;
 }
@@ -202,7 +203,7 @@ function readEnvironmentValue(kind: SettingKind, text: string): Read {
       return parsed === null
         ? {
             ok: false,
-            problem: `${JSON.stringify(text)} is not true or false; accepted: ${goBoolSpellings.true.join(', ')} (true), ${goBoolSpellings.false.join(', ')} (false)`,
+            problem: `${quoteValue(text)} is not true or false; accepted: ${goBoolSpellings.true.join(', ')} (true), ${goBoolSpellings.false.join(', ')} (false)`,
           }
         : { ok: true, value: parsed };
     }

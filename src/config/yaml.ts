@@ -1,5 +1,6 @@
 import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node, type Pair, type Tags, type YAMLMap } from 'yaml';
 import { ConfigError } from '../errors';
+import { quoteValue } from './values';
 
 /**
  * Reads a core.yaml / orderer.yaml as Fabric's reader does (go-yaml v2 under viper): YAML 1.1
@@ -32,8 +33,7 @@ interface Position {
 function placed(file: string, lines: readonly string[], what: string, reason: string, position: Position | undefined): string {
   if (!position) return `config file ${file}: ${what}: ${reason}`;
   const whole = lines[position.line - 1] ?? '';
-  const text = whole.length > 100 ? `${whole.slice(0, 100)}...` : whole;
-  return `config file ${file}: ${what} at line ${position.line}, column ${position.col}: ${reason} (${JSON.stringify(text)})`;
+  return `config file ${file}: ${what} at line ${position.line}, column ${position.col}: ${reason} (${quoteValue(whole, 100)})`;
 }
 
 function firstLine(message: string): string {
@@ -91,7 +91,7 @@ function mergeKeyProblems(
       for (const pair of map.items.slice(0, first)) {
         if (!isScalar(pair.key) || !merged.has(String(pair.key.value))) continue;
         report(
-          `key ${JSON.stringify(String(pair.key.value))} before a merge key that also sets it`,
+          `key ${quoteValue(String(pair.key.value))} before a merge key that also sets it`,
           "Fabric's reader takes the merged value, the YAML rule this one; write the key after the << line",
           at(pair),
         );
@@ -109,7 +109,7 @@ function describeKey(key: unknown): string {
   return `of type ${typeof key}`;
 }
 
-const showKey = (key: string | number | boolean | bigint): string => (typeof key === 'string' ? JSON.stringify(key) : String(key));
+const showKey = (key: string | number | boolean | bigint): string => (typeof key === 'string' ? quoteValue(key) : String(key));
 
 /**
  * The parsed document (with `mapAsMap`) as plain objects, keys as viper makes them (scalars

@@ -81,6 +81,24 @@ describe('fabric-ops command', () => {
     );
   });
 
+  it('a 100 KB environment value is quoted bounded: one short line naming the variable', async () => {
+    const run = runCli([], { CORE_OPERATIONS_LISTENADDRESS: 'z'.repeat(100_000) });
+    expect((await run.exited).code).toBe(2);
+    expect(run.stderr()).toBe(
+      `fabric-ops: operations.listenAddress (from CORE_OPERATIONS_LISTENADDRESS): "${'z'.repeat(64)}"... (100000 characters) is not host:port\n`,
+    );
+  });
+
+  it('a config file that is not UTF-8 exits 2 naming the file, the byte and the line', async () => {
+    const file = path.join(tmp, 'latin1-core.yaml');
+    await writeFile(file, Buffer.concat([Buffer.from('operations:\n  listenAddress: 127.0.0.1:0\n# caf'), Buffer.from([0xe9]), Buffer.from('\n')]));
+    const run = runCli(['--config', file]);
+    expect((await run.exited).code).toBe(2);
+    expect(run.stderr()).toBe(
+      `fabric-ops: config file ${file}: not valid UTF-8 at byte 46 (line 3, column 6): byte 0xe9; Fabric refuses such a file, and reading it would turn the bytes into U+FFFD\n`,
+    );
+  });
+
   it('an unreadable certificate exits 2 naming the key and the path', async () => {
     const file = path.join(tmp, 'missing-cert.yaml');
     await writeFile(
