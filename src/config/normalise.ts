@@ -50,7 +50,8 @@ const quoted = (value: string): string => quoteValue(value);
 export function normaliseConfig(input: NormaliseInput): NormalisedConfig {
   const definition = dialectDefinition(input.dialect);
   const keys = definition.keys;
-  const resolved = resolveSettings(definition.schema, input.document, input.env, definition.envPrefix, definition.fileName);
+  const documentName = input.configFile === null ? definition.fileName : `config file ${input.configFile}`;
+  const resolved = resolveSettings(definition.schema, input.document, input.env, definition.envPrefix, documentName);
   const values: SettingValues = resolved.values;
   const problems: string[] = [];
   const unreadable = new Set(resolved.problems.map((problem) => problem.path));

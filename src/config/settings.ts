@@ -20,7 +20,8 @@ function describeYamlValue(value: unknown): string {
   if (value === null || value === undefined) return 'nothing';
   if (Array.isArray(value)) return 'a list';
   if (typeof value === 'object') return 'a mapping';
-  if (typeof value === 'string') return quoteValue(value);
+  // At most the first line of a text (a whole file read as one YAML scalar, say), bounded.
+  if (typeof value === 'string') return value.includes('\n') ? `text starting ${quoteValue(value.slice(0, value.indexOf('\n')))}` : quoteValue(value);
   if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return `${typeof value} ${value}`;
   return typeof value;
 }

@@ -40,6 +40,12 @@ function firstLine(message: string): string {
   return (message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:$/, '');
 }
 
+/** The parser's reason, without the source text it may quote (the line is quoted by placed()). */
+function parserReason(message: string): string {
+  const reason = firstLine(message).replace(/: ".*$/, '');
+  return reason.length > 120 ? `${reason.slice(0, 120)}...` : reason;
+}
+
 function isMergeKey(pair: Pair): boolean {
   const key = pair.key;
   return isScalar(key) && typeof key.value === 'symbol' && key.value.description === '<<';
@@ -177,8 +183,11 @@ export function parseConfigYaml(text: string, file: string): unknown {
   }
   const positionOf = (offset: number | undefined): Position | undefined => (offset === undefined ? undefined : lineCounter.linePos(offset));
 
-  if (doc.errors.length > 0) {
-    throw new ConfigError(doc.errors.map((error) => placed(file, lines, 'not valid YAML', firstLine(error.message), positionOf(error.pos[0]))));
+  const [firstError] = doc.errors;
+  if (firstError !== undefined) {
+    // The first error only: a file that is not YAML at all (the wrong --config) gives one per line.
+    const more = doc.errors.length > 1 ? ` (and ${doc.errors.length - 1} more YAML errors)` : '';
+    throw new ConfigError([placed(file, lines, 'not valid YAML', `${parserReason(firstError.message)}${more}`, positionOf(firstError.pos[0]))]);
   }
 
   const problems: string[] = [];

@@ -99,6 +99,43 @@ describe('fabric-ops command', () => {
     );
   });
 
+  it('--config naming a file that is not a configuration (a passwd file) exits 2 with one short line naming that path', async () => {
+    const file = path.join(tmp, 'passwd');
+    const passwd = Array.from({ length: 5000 }, (_, i) => `user${i}:x:${1000 + i}:${1000 + i}::/home/user${i}:/bin/sh`).join('\n');
+    await writeFile(file, `${passwd}\n`);
+    for (const args of [
+      ['--config', file, '--dialect', 'peer'],
+      ['--config', file, '--dialect', 'orderer'],
+      ['--config', file],
+    ]) {
+      const run = runCli(args);
+      expect((await run.exited).code).toBe(2);
+      const lines = run.stderr().trimEnd().split('\n');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toContain(file);
+      expect(lines[0]).not.toMatch(/core\.yaml:|orderer\.yaml:/);
+      expect(lines[0]?.length).toBeLessThan(400);
+    }
+  });
+
+  it('--config naming a file that is not YAML at all exits 2 with a bounded number of short lines', async () => {
+    const file = path.join(tmp, 'services');
+    // Like /etc/services: comments, blank lines, tab-separated columns (hundreds of YAML errors).
+    const services = Array.from(
+      { length: 1000 },
+      (_, i) => `# comment ${i}\ntcpmux\t\t1/tcp\necho\t\t7/tcp\necho\t\t7/udp\ndiscard\t\t9/tcp\t\tsink null\n`,
+    ).join('\n');
+    await writeFile(file, `${services}\n`);
+    const run = runCli(['--config', file]);
+    expect((await run.exited).code).toBe(2);
+    const lines = run.stderr().trimEnd().split('\n');
+    expect(lines.length).toBeLessThanOrEqual(2);
+    for (const line of lines) {
+      expect(line).toContain(file);
+      expect(line.length).toBeLessThan(400);
+    }
+  });
+
   it('an unreadable certificate exits 2 naming the key and the path', async () => {
     const file = path.join(tmp, 'missing-cert.yaml');
     await writeFile(
