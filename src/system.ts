@@ -93,14 +93,17 @@ export class OperationsSystem {
   static async start(options: StartOptions = {}): Promise<OperationsSystem> {
     let config = options.config;
     let source = 'configuration given by the embedding code';
+    let warnings: string[] = [];
     if (!config) {
       const loaded = loadConfig({ configFile: options.configFile, dialect: options.dialect, env: options.env ?? process.env });
       config = loaded.config;
       source = loaded.source;
+      warnings = loaded.warnings;
     }
     const delayProblems = configDelayProblems(config, options);
     if (delayProblems.length > 0) throw new ConfigError(delayProblems);
     const system = new OperationsSystem(config, source, options);
+    for (const warning of warnings) system.logger.warn(warning);
     try {
       await system.startComponents(options);
     } catch (err) {

@@ -4,6 +4,7 @@ import { ConfigError } from '../errors';
 import { dialectDefinition, normaliseConfig } from './normalise';
 import { dialects, type Dialect, type NormalisedConfig } from './types';
 import { describeFileError } from '../file-errors';
+import { unknownKeys } from './unknown-keys';
 import { firstInvalidUtf8 } from './utf8';
 import { quoteValue } from './values';
 import type * as YamlModule from './yaml';
@@ -21,6 +22,8 @@ export interface LoadedConfig {
   config: NormalisedConfig;
   /** Human text: "core.yaml at /x/core.yaml (peer dialect)" or "embedded peer defaults". */
   source: string;
+  /** Lines to log at warning level once logging is up (a near miss of a known key, ...). */
+  warnings: string[];
 }
 
 type DialectHint = { kind: 'clear'; dialect: Dialect; keys: string[] } | { kind: 'unclear'; topLevelKeys: string[] };
@@ -92,8 +95,16 @@ function loadFile(file: string, dialect: Dialect | undefined, env: NodeJS.Proces
   const document = readYamlFile(file);
   const chosen = dialect ?? detectDialect(document, file);
   checkDialectMatches(document, file, chosen);
-  const config = normaliseConfig({ dialect: chosen, document, env, configDir: path.dirname(file), configFile: file });
-  return { config, source: `${path.basename(file)} at ${file} (${chosen} dialect)` };
+  const keys = unknownKeys(dialectDefinition(chosen), document, file);
+  let config: NormalisedConfig;
+  try {
+    config = normaliseConfig({ dialect: chosen, document, env, configDir: path.dirname(file), configFile: file });
+  } catch (error) {
+    if (error instanceof ConfigError && keys.problems.length > 0) throw new ConfigError([...keys.problems, ...error.problems]);
+    throw error;
+  }
+  if (keys.problems.length > 0) throw new ConfigError(keys.problems);
+  return { config, source: `${path.basename(file)} at ${file} (${chosen} dialect)`, warnings: keys.warnings };
 }
 
 function isFile(file: string): boolean {
@@ -137,5 +148,5 @@ export function loadConfig(options: LoadConfigOptions): LoadedConfig {
   }
   const dialect = options.dialect ?? 'peer';
   const config = normaliseConfig({ dialect, document: null, env, configDir: process.cwd(), configFile: null });
-  return { config, source: `embedded ${dialect} defaults` };
+  return { config, source: `embedded ${dialect} defaults`, warnings: [] };
 }

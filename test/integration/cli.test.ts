@@ -136,6 +136,38 @@ describe('fabric-ops command', () => {
     }
   });
 
+  it('a typo under a section only fabric-ops reads exits 2 naming the key and the right spelling', async () => {
+    const file = path.join(tmp, 'typo-core.yaml');
+    await writeFile(file, 'operations:\n  listenAddress: 127.0.0.1:0\n  healthCheck:\n    timout: 1s\n');
+    const run = runCli(['--config', file]);
+    expect((await run.exited).code).toBe(2);
+    expect(run.stderr()).toBe(
+      `fabric-ops: config file ${file}: unknown key "operations.healthCheck.timout" in operations.healthCheck, a section only fabric-ops reads; did you mean operations.healthCheck.timeout?\n`,
+    );
+  });
+
+  it('a near miss of a key Fabric also reads starts with a warning naming it; Fabric sample files start without one', async () => {
+    const file = path.join(tmp, 'near-miss-core.yaml');
+    await writeFile(file, 'operations:\n  listenAdress: 127.0.0.1:1\n');
+    const run = runCli(['--config', file], { CORE_OPERATIONS_LISTENADDRESS: '127.0.0.1:0' });
+    await run.listening();
+    run.child.kill('SIGTERM');
+    expect((await run.exited).code).toBe(0);
+    const warnings = run
+      .stderr()
+      .split('\n')
+      .filter((line) => /WARN/i.test(line) && line.includes('unknown key'));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain(
+      `config file ${file}: unknown key "operations.listenAdress" is ignored (Fabric ignores it too); did you mean operations.listenAddress?`,
+    );
+    const sample = runCli(['--config', path.join(samples, 'core.yaml')], { CORE_OPERATIONS_LISTENADDRESS: '127.0.0.1:0', CORE_VM_ENDPOINT: '' });
+    await sample.listening();
+    sample.child.kill('SIGTERM');
+    expect((await sample.exited).code).toBe(0);
+    expect(sample.stderr()).not.toContain('unknown key');
+  });
+
   it('an unreadable certificate exits 2 naming the key and the path', async () => {
     const file = path.join(tmp, 'missing-cert.yaml');
     await writeFile(
