@@ -8,7 +8,8 @@ import { quoteValue } from './values';
  */
 
 export type SettingValue = string | boolean | string[];
-export type SettingKind = 'string' | 'boolean' | 'list';
+/** `integer` and `duration` leaves hold their text (the normaliser parses it, naming the key); the kind is what --list-keys and the docs show. */
+export type SettingKind = 'string' | 'integer' | 'duration' | 'boolean' | 'list';
 
 /** A problem found while reading one setting; `message` already names the key. */
 export interface SettingProblem {
@@ -38,6 +39,13 @@ function isStringList(value: unknown): value is string[] {
 export function stringFormat(value: unknown): asserts value is string {
   if (typeof value !== 'string') throw new Error(`must be a string; got ${describeYamlValue(value)}`);
 }
+/* Text holding a whole number, or a Go duration: checked as text here, parsed by the normaliser. */
+export function integerTextFormat(value: unknown): asserts value is string {
+  stringFormat(value);
+}
+export function durationTextFormat(value: unknown): asserts value is string {
+  stringFormat(value);
+}
 export function booleanFormat(value: unknown): asserts value is boolean {
   if (typeof value !== 'boolean') throw new Error(`must be true or false; got ${describeYamlValue(value)}`);
 }
@@ -47,6 +55,12 @@ export function stringListFormat(value: unknown): asserts value is string[] {
 
 export function stringSetting(defaultValue: string, doc: string): convict.SchemaObj<string> {
   return { default: defaultValue, doc, format: stringFormat };
+}
+export function integerSetting(defaultValue: number, doc: string): convict.SchemaObj<string> {
+  return { default: String(defaultValue), doc, format: integerTextFormat };
+}
+export function durationSetting(defaultValue: string, doc: string): convict.SchemaObj<string> {
+  return { default: defaultValue, doc, format: durationTextFormat };
 }
 export function booleanSetting(defaultValue: boolean, doc: string): convict.SchemaObj<boolean> {
   return { default: defaultValue, doc, format: booleanFormat };
@@ -65,9 +79,11 @@ export interface SchemaLeaf {
 
 function kindOfFormat(format: unknown, path: string): SettingKind {
   if (format === stringFormat) return 'string';
+  if (format === integerTextFormat) return 'integer';
+  if (format === durationTextFormat) return 'duration';
   if (format === booleanFormat) return 'boolean';
   if (format === stringListFormat) return 'list';
-  throw new Error(`schema leaf ${path} must be declared with stringSetting, booleanSetting or listSetting`);
+  throw new Error(`schema leaf ${path} must be declared with stringSetting, integerSetting, durationSetting, booleanSetting or listSetting`);
 }
 
 /** Every leaf of a convict schema, depth first, in declaration order. */
@@ -145,7 +161,9 @@ function scalarToString(value: unknown): string | null {
 /** A YAML value for a leaf, converted as viper does (scalars to strings, `"true"` and `"1"` to true, a string to a whitespace-separated list). */
 function readYamlValue(kind: SettingKind, value: unknown): Read {
   switch (kind) {
-    case 'string': {
+    case 'string':
+    case 'integer':
+    case 'duration': {
       const text = scalarToString(value);
       return text === null ? { ok: false, problem: `must be a string; got ${describeYamlValue(value)}` } : { ok: true, value: text };
     }
@@ -198,6 +216,8 @@ export function parseEnvironmentList(text: string): string[] {
 function readEnvironmentValue(kind: SettingKind, text: string): Read {
   switch (kind) {
     case 'string':
+    case 'integer':
+    case 'duration':
       return { ok: true, value: text };
     case 'boolean': {
       const parsed = parseGoBool(text);

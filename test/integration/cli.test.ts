@@ -42,7 +42,13 @@ describe('fabric-ops command', () => {
     expect(peer.stdout()).toMatch(/^operations\.listenAddress {2}\(CORE_OPERATIONS_LISTENADDRESS, string, default 127\.0\.0\.1:9443\)$/m);
     const orderer = runCli(['--list-keys', '--dialect', 'orderer']);
     expect((await orderer.exited).code).toBe(0);
-    expect(orderer.stdout()).toMatch(/^Metrics\.Statsd\.WriteInterval {2}\(ORDERER_METRICS_STATSD_WRITEINTERVAL, string, default 30s\)$/m);
+    expect(orderer.stdout()).toMatch(/^Metrics\.Statsd\.WriteInterval {2}\(ORDERER_METRICS_STATSD_WRITEINTERVAL, duration, default 30s\)$/m);
+    expect(orderer.stdout()).toMatch(/^Operations\.MaxConnections {2}\(ORDERER_OPERATIONS_MAXCONNECTIONS, integer, default 1024\)$/m);
+    expect(peer.stdout()).toMatch(
+      /^operations\.kubernetes\.events\.certificateExpiryWarningDays {2}\(CORE_OPERATIONS_KUBERNETES_EVENTS_CERTIFICATEEXPIRYWARNINGDAYS, integer, default 30\)$/m,
+    );
+    expect(peer.stdout()).toContain('counted in `operations_connections_refused_total`');
+    expect(peer.stdout()).not.toMatch(/operations_connections_refused(?!_total)/);
   });
 
   it('an unknown option exits 2 with a one-line reason', async () => {
