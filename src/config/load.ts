@@ -4,6 +4,7 @@ import { ConfigError } from '../errors';
 import { dialectDefinition, normaliseConfig } from './normalise';
 import { dialects, type Dialect, type NormalisedConfig } from './types';
 import { describeFileError } from '../file-errors';
+import { emptyEnvironmentVariables } from './settings';
 import { unknownKeys } from './unknown-keys';
 import { firstInvalidUtf8 } from './utf8';
 import { quoteValue } from './values';
@@ -91,6 +92,25 @@ function readYamlFile(file: string): unknown {
   return parseConfigYaml(text, file);
 }
 
+/**
+ * One warning per environment variable set to the empty string. fabric-ops reads an empty
+ * variable as unset on every release (Fabric 2.5 LTS's rule), where Fabric 3.x applies the
+ * empty value (`CORE_OPERATIONS_TLS_ENABLED=` serves plain HTTP there): the operator of a mixed
+ * fleet is told which value applies instead, and that TLS is never turned off this way.
+ */
+function emptyVariableWarnings(dialect: Dialect, document: unknown, env: NodeJS.ProcessEnv, file: string | null): string[] {
+  const definition = dialectDefinition(dialect);
+  const tlsSection = definition.keys.tlsEnabled.slice(0, definition.keys.tlsEnabled.lastIndexOf('.') + 1);
+  return emptyEnvironmentVariables(definition.schema, document, env, definition.envPrefix).map((empty) => {
+    const applies =
+      empty.fileValue !== null && file !== null
+        ? `the value of ${empty.path} in ${file} (${quoteValue(empty.fileValue)}) is used`
+        : `the default of ${empty.path} (${quoteValue(Array.isArray(empty.defaultValue) ? `[${empty.defaultValue.join(', ')}]` : String(empty.defaultValue))}) is used`;
+    const tls = empty.path.startsWith(tlsSection) ? (file === null ? '; TLS stays as configured without it' : '; TLS stays as the file sets it') : '';
+    return `${empty.variable} is set but empty: read as unset (Fabric 2.5's rule), so ${applies}${tls}; Fabric 3.x would apply the empty value`;
+  });
+}
+
 function loadFile(file: string, dialect: Dialect | undefined, env: NodeJS.ProcessEnv): LoadedConfig {
   const document = readYamlFile(file);
   const chosen = dialect ?? detectDialect(document, file);
@@ -104,7 +124,11 @@ function loadFile(file: string, dialect: Dialect | undefined, env: NodeJS.Proces
     throw error;
   }
   if (keys.problems.length > 0) throw new ConfigError(keys.problems);
-  return { config, source: `${path.basename(file)} at ${file} (${chosen} dialect)`, warnings: keys.warnings };
+  return {
+    config,
+    source: `${path.basename(file)} at ${file} (${chosen} dialect)`,
+    warnings: [...keys.warnings, ...emptyVariableWarnings(chosen, document, env, file)],
+  };
 }
 
 function isFile(file: string): boolean {
@@ -148,5 +172,5 @@ export function loadConfig(options: LoadConfigOptions): LoadedConfig {
   }
   const dialect = options.dialect ?? 'peer';
   const config = normaliseConfig({ dialect, document: null, env, configDir: process.cwd(), configFile: null });
-  return { config, source: `embedded ${dialect} defaults`, warnings: [] };
+  return { config, source: `embedded ${dialect} defaults`, warnings: emptyVariableWarnings(dialect, null, env, null) };
 }

@@ -280,6 +280,32 @@ function valueAt(tree: unknown, path: string): unknown {
   return node;
 }
 
+/** An environment variable set to the empty string, which is read as unset (Fabric 2.5's rule; Fabric 3.x applies the empty value). */
+export interface EmptyVariable {
+  variable: string;
+  path: string;
+  /** The value the file gives the key, as written (text), or null when the file does not set it (the default applies). */
+  fileValue: string | null;
+  defaultValue: SettingValue;
+}
+
+function describeSetting(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map((item) => String(item)).join(', ')}]`;
+  return String(value);
+}
+
+/** Every leaf whose environment variable is set but empty, with what applies instead. */
+export function emptyEnvironmentVariables(schema: object, document: unknown, env: Environment, envPrefix: string): EmptyVariable[] {
+  const found: EmptyVariable[] = [];
+  for (const leaf of schemaLeaves(schema)) {
+    const variable = environmentVariableFor(envPrefix, leaf.path);
+    if (env[variable] !== '') continue;
+    const inFile = isMapping(document) ? lookup(document, leaf.path) : ({ kind: 'absent' } as const);
+    found.push({ variable, path: leaf.path, fileValue: inFile.kind === 'found' ? describeSetting(inFile.value) : null, defaultValue: leaf.defaultValue });
+  }
+  return found;
+}
+
 /**
  * Reads every leaf of `schema` from `document` (null/missing = the default; every other
  * section of the document is ignored), then from the environment (`<envPrefix>_<KEY>`;

@@ -287,6 +287,44 @@ describe('fabric-ops command', () => {
     }
   });
 
+  it('an empty CORE_OPERATIONS_TLS_ENABLED= is read as unset: HTTPS as the file says, and one warning naming the variable and saying TLS stays', async () => {
+    const file = path.join(tmp, 'empty-env-core.yaml');
+    await writeFile(
+      file,
+      [
+        'operations:',
+        '  listenAddress: 127.0.0.1:0',
+        '  tls:',
+        '    enabled: true',
+        `    cert: { file: ${pki.server.cert} }`,
+        `    key: { file: ${pki.server.key} }`,
+        `    clientRootCAs: { files: [${pki.clientCA.cert}] }`,
+        'metrics:',
+        '  provider: prometheus',
+        '',
+      ].join('\n'),
+    );
+    const run = runCli(['--config', file], { CORE_OPERATIONS_TLS_ENABLED: '', CORE_METRICS_PROVIDER: '' });
+    try {
+      const url = await run.listening();
+      expect(url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+      expect((await request(`${url}/metrics`, { ca: pki.serverCA.certPem, client: pki.client })).status).toBe(200);
+      const warnings = run
+        .stderr()
+        .split('\n')
+        .filter((line) => line.includes('is set but empty'));
+      expect(warnings).toHaveLength(2);
+      expect(warnings[0]).toContain(
+        `CORE_OPERATIONS_TLS_ENABLED is set but empty: read as unset (Fabric 2.5's rule), so the value of operations.tls.enabled in ${file} ("true") is used; TLS stays as the file sets it; Fabric 3.x would apply the empty value`,
+      );
+      expect(warnings[1]).toContain(`CORE_METRICS_PROVIDER is set but empty: read as unset (Fabric 2.5's rule), so the value of metrics.provider in ${file}`);
+      expect(warnings[1]).not.toContain('TLS');
+    } finally {
+      run.child.kill('SIGTERM');
+      await run.exited;
+    }
+  });
+
   it('a YAML merge key in tls: turns TLS on as the anchor says (Fabric applies <<), and /logspec needs a client certificate', async () => {
     const file = path.join(tmp, 'merged-tls-core.yaml');
     await writeFile(
