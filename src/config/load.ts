@@ -107,7 +107,9 @@ function emptyVariableWarnings(dialect: Dialect, document: unknown, env: NodeJS.
         ? `the value of ${empty.path} in ${file} (${quoteValue(empty.fileValue)}) is used`
         : `the default of ${empty.path} (${quoteValue(Array.isArray(empty.defaultValue) ? `[${empty.defaultValue.join(', ')}]` : String(empty.defaultValue))}) is used`;
     const tls = empty.path.startsWith(tlsSection) ? (file === null ? '; TLS stays as configured without it' : '; TLS stays as the file sets it') : '';
-    return `${empty.variable} is set but empty: read as unset (Fabric 2.5's rule), so ${applies}${tls}; Fabric 3.x would apply the empty value`;
+    // Measured (docs/compatibility.md, D22): Fabric 3.0's peer applies an empty variable, its orderer ignores it as 2.5 does.
+    const fabric = dialect === 'peer' ? "Fabric 3.x's peer would apply the empty value" : "Fabric's orderer (2.5 and 3.0) ignores it too";
+    return `${empty.variable} is set but empty: read as unset (Fabric 2.5's rule), so ${applies}${tls}; ${fabric}`;
   });
 }
 

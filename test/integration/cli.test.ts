@@ -315,7 +315,7 @@ describe('fabric-ops command', () => {
         .filter((line) => line.includes('is set but empty'));
       expect(warnings).toHaveLength(2);
       expect(warnings[0]).toContain(
-        `CORE_OPERATIONS_TLS_ENABLED is set but empty: read as unset (Fabric 2.5's rule), so the value of operations.tls.enabled in ${file} ("true") is used; TLS stays as the file sets it; Fabric 3.x would apply the empty value`,
+        `CORE_OPERATIONS_TLS_ENABLED is set but empty: read as unset (Fabric 2.5's rule), so the value of operations.tls.enabled in ${file} ("true") is used; TLS stays as the file sets it; Fabric 3.x's peer would apply the empty value`,
       );
       expect(warnings[1]).toContain(`CORE_METRICS_PROVIDER is set but empty: read as unset (Fabric 2.5's rule), so the value of metrics.provider in ${file}`);
       expect(warnings[1]).not.toContain('TLS');

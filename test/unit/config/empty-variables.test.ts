@@ -10,8 +10,8 @@ describe('empty environment variables', () => {
     const loaded = loadConfig({ env: { CORE_OPERATIONS_TLS_ENABLED: '', CORE_METRICS_STATSD_WRITEINTERVAL: '' } });
     expect(loaded.config.operations.tls.enabled).toBe(false);
     expect(loaded.warnings).toEqual([
-      `CORE_OPERATIONS_TLS_ENABLED is set but empty: read as unset (Fabric 2.5's rule), so the default of operations.tls.enabled ("false") is used; TLS stays as configured without it; Fabric 3.x would apply the empty value`,
-      `CORE_METRICS_STATSD_WRITEINTERVAL is set but empty: read as unset (Fabric 2.5's rule), so the default of metrics.statsd.writeInterval ("10s") is used; Fabric 3.x would apply the empty value`,
+      `CORE_OPERATIONS_TLS_ENABLED is set but empty: read as unset (Fabric 2.5's rule), so the default of operations.tls.enabled ("false") is used; TLS stays as configured without it; Fabric 3.x's peer would apply the empty value`,
+      `CORE_METRICS_STATSD_WRITEINTERVAL is set but empty: read as unset (Fabric 2.5's rule), so the default of metrics.statsd.writeInterval ("10s") is used; Fabric 3.x's peer would apply the empty value`,
     ]);
   });
 
@@ -24,8 +24,8 @@ describe('empty environment variables', () => {
     const loaded = loadConfig({ configFile: file, env: { ORDERER_OPERATIONS_TLS_ENABLED: '', ORDERER_METRICS_PROVIDER: '' } });
     expect(loaded.config.operations.tls.enabled).toBe(true);
     expect(loaded.warnings).toEqual([
-      `ORDERER_OPERATIONS_TLS_ENABLED is set but empty: read as unset (Fabric 2.5's rule), so the value of Operations.TLS.Enabled in ${file} ("true") is used; TLS stays as the file sets it; Fabric 3.x would apply the empty value`,
-      `ORDERER_METRICS_PROVIDER is set but empty: read as unset (Fabric 2.5's rule), so the default of Metrics.Provider ("disabled") is used; Fabric 3.x would apply the empty value`,
+      `ORDERER_OPERATIONS_TLS_ENABLED is set but empty: read as unset (Fabric 2.5's rule), so the value of Operations.TLS.Enabled in ${file} ("true") is used; TLS stays as the file sets it; Fabric's orderer (2.5 and 3.0) ignores it too`,
+      `ORDERER_METRICS_PROVIDER is set but empty: read as unset (Fabric 2.5's rule), so the default of Metrics.Provider ("disabled") is used; Fabric's orderer (2.5 and 3.0) ignores it too`,
     ]);
   });
 
