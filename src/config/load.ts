@@ -5,7 +5,7 @@ import { dialectDefinition, normaliseConfig } from './normalise';
 import { dialects, type Dialect, type NormalisedConfig } from './types';
 import { describeFileError } from '../file-errors';
 import { emptyEnvironmentVariables } from './settings';
-import { unknownKeys } from './unknown-keys';
+import { unknownKeys, unknownVariables } from './unknown-keys';
 import { firstInvalidUtf8 } from './utf8';
 import { quoteValue } from './values';
 import type * as YamlModule from './yaml';
@@ -164,6 +164,10 @@ function fileInConfigPath(configPath: string, dialect: Dialect | undefined): { f
  */
 export function loadConfig(options: LoadConfigOptions): LoadedConfig {
   const env = options.env ?? process.env;
+  const variableProblems = unknownVariables(dialectDefinition(options.dialect ?? 'peer'), env).concat(
+    options.dialect === undefined ? unknownVariables(dialectDefinition('orderer'), env) : [],
+  );
+  if (variableProblems.length > 0) throw new ConfigError(variableProblems);
   if (options.configFile !== undefined && options.configFile !== '') {
     return loadFile(path.resolve(options.configFile), options.dialect, env);
   }

@@ -1,5 +1,5 @@
 import type { DialectDefinition } from './dialect';
-import { schemaLeaves } from './settings';
+import { environmentVariableFor, schemaLeaves, type Environment } from './settings';
 import { quoteValue } from './values';
 
 /**
@@ -166,4 +166,33 @@ export function unknownKeys(definition: DialectDefinition, document: unknown, fi
   };
   visit(schemaTree(definition), document, '', false);
   return findings;
+}
+
+/**
+ * Environment variables under a section only fabric-ops reads (`CORE_OPERATIONS_HEALTHCHECK_*`,
+ * `ORDERER_OPERATIONS_KUBERNETES_*`, ...) that name no key: refused as the file's keys there are
+ * (`CORE_OPERATIONS_HEALTHCHECK_TIMOUT` would otherwise be ignored without a word).
+ */
+export function unknownVariables(definition: DialectDefinition, env: Environment): string[] {
+  const leaves = schemaLeaves(definition.schema);
+  const known = new Set(leaves.map((leaf) => environmentVariableFor(definition.envPrefix, leaf.path)));
+  const ownSections = new Set<string>();
+  const tree = schemaTree(definition);
+  const collect = (node: SchemaNode, path: string): void => {
+    for (const [name, child] of node.children) {
+      if (!child) continue;
+      const childPath = path === '' ? name : `${path}.${name}`;
+      if (child.ownOnly) ownSections.add(`${environmentVariableFor(definition.envPrefix, childPath)}_`);
+      else collect(child, childPath);
+    }
+  };
+  collect(tree, '');
+  const problems: string[] = [];
+  for (const variable of Object.keys(env).sort()) {
+    if (known.has(variable) || ![...ownSections].some((prefix) => variable.startsWith(prefix))) continue;
+    const suggestion = [...known].find((candidate) => nearMiss(variable, candidate));
+    const meant = suggestion === undefined ? '' : `; did you mean ${suggestion}?`;
+    problems.push(`${quoteValue(variable, 120)}: names no key of a section only fabric-ops reads${meant}`);
+  }
+  return problems;
 }

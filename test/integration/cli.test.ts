@@ -152,6 +152,14 @@ describe('fabric-ops command', () => {
     );
   });
 
+  it('a misspelt variable under a section only fabric-ops reads exits 2 naming it and the variable meant', async () => {
+    const run = runCli([], { CORE_OPERATIONS_LISTENADDRESS: '127.0.0.1:0', CORE_OPERATIONS_HEALTHCHECK_TIMOUT: '1s' });
+    expect((await run.exited).code).toBe(2);
+    expect(run.stderr()).toBe(
+      'fabric-ops: "CORE_OPERATIONS_HEALTHCHECK_TIMOUT": names no key of a section only fabric-ops reads; did you mean CORE_OPERATIONS_HEALTHCHECK_TIMEOUT?\n',
+    );
+  });
+
   it('a near miss of a key Fabric also reads starts with a warning naming it; Fabric sample files start without one', async () => {
     const file = path.join(tmp, 'near-miss-core.yaml');
     await writeFile(file, 'operations:\n  listenAdress: 127.0.0.1:1\n');

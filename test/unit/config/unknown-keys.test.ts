@@ -65,4 +65,17 @@ describe('unknown keys', () => {
     expect(loaded.config.operations.listen.port).toBe(9444);
     expect(loaded.config.health.timeoutMs).toBe(3000);
   });
+
+  it('an environment variable under a section only fabric-ops reads that names no key is refused, with the variable meant', () => {
+    expect(problemsOf(() => loadConfig({ env: { CORE_OPERATIONS_HEALTHCHECK_TIMOUT: '1s' } }))).toEqual([
+      '"CORE_OPERATIONS_HEALTHCHECK_TIMOUT": names no key of a section only fabric-ops reads; did you mean CORE_OPERATIONS_HEALTHCHECK_TIMEOUT?',
+    ]);
+    expect(problemsOf(() => loadConfig({ dialect: 'orderer', env: { ORDERER_OPERATIONS_KUBERNETES_WATCH: 'x' } }))).toEqual([
+      '"ORDERER_OPERATIONS_KUBERNETES_WATCH": names no key of a section only fabric-ops reads',
+    ]);
+    // Fabric's own variables, and ours spelt right, are fine.
+    expect(
+      loadConfig({ env: { CORE_PEER_ID: 'p0', CORE_OPERATIONS_HEALTHCHECK_TIMEOUT: '1s', CORE_OPERATIONS_LISTENADRESS: 'x' } }).config.health.timeoutMs,
+    ).toBe(1000);
+  });
 });
