@@ -42,10 +42,12 @@ fix: deps
 	$(NODE) node_modules/eslint/bin/eslint.js --fix .
 	$(NODE) node_modules/prettier/bin/prettier.cjs --write --log-level warn .
 
-# The differential suite against the real Fabric peer and orderer (FABRIC_HOME: another release);
-# rewrites docs/compatibility.md and the README's deviations section from the run.
+# The differential suite against the real Fabric peer and orderer of every release in FABRIC_HOMES
+# (default: 2.5.12 and 3.0.0 from ../shared/tools; test/compat/releases.ts), one after the other;
+# rewrites docs/compatibility.md (the releases side by side) and the README's deviations section.
+FABRIC_HOMES ?= ../shared/tools/fabric-2.5.12 ../shared/tools/fabric-3.0.0
 compat: deps prereqs
-	COMPAT_WRITE=1 $(NODE) node_modules/jest/bin/jest.js --ci test/compat
+	COMPAT_WRITE=1 FABRIC_HOMES="$(FABRIC_HOMES)" $(NODE) node_modules/jest/bin/jest.js --ci test/compat
 
 # The README's reference tables (metrics, both dialects' keys) from the code; see scripts/gendocs.ts.
 # test/unit/docs/readme-references.test.ts fails when README.md is not what this writes.

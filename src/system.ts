@@ -1,7 +1,8 @@
 import type { SecureContextOptions } from 'node:tls';
 import { loadConfig } from './config/load';
+import { configDelayProblems } from './config/normalise';
 import type { Dialect, HostPort, NormalisedConfig } from './config/types';
-import { DedicatedCaError, LogSpecError } from './errors';
+import { ConfigError, DedicatedCaError, LogSpecError } from './errors';
 import { OperationsEventEmitter, type OperationsEventListener } from './events';
 import { HealthService } from './health/health-service';
 import { createContainerRuntimeChecker } from './health/container-runtime';
@@ -97,12 +98,17 @@ export class OperationsSystem {
   static async start(options: StartOptions = {}): Promise<OperationsSystem> {
     let config = options.config;
     let source = 'configuration given by the embedding code';
+    let warnings: string[] = [];
     if (!config) {
       const loaded = loadConfig({ configFile: options.configFile, dialect: options.dialect, env: options.env ?? process.env });
       config = loaded.config;
       source = loaded.source;
+      warnings = loaded.warnings;
     }
+    const delayProblems = configDelayProblems(config, options);
+    if (delayProblems.length > 0) throw new ConfigError(delayProblems);
     const system = new OperationsSystem(config, source, options);
+    for (const warning of warnings) system.logger.warn(warning);
     try {
       await system.startComponents(options);
     } catch (err) {

@@ -16,7 +16,7 @@ import {
   type NormalisedConfig,
   type StatsdNetwork,
 } from './types';
-import { parseEndpoint, parseHostPort, parsePositiveDurationMs, type Parsed } from './values';
+import { parseEndpoint, parseHostPort, parsePositiveDurationMs, quoteValue, timerDelayProblem, type Parsed } from './values';
 
 export const defaultDockerEndpoint = 'unix:///var/run/docker.sock';
 export const defaultCriEndpoint = 'unix:///run/containerd/containerd.sock';
@@ -40,9 +40,7 @@ function isOneOf<T extends string>(allowed: readonly T[], value: string): value 
   return (allowed as readonly string[]).includes(value);
 }
 
-function quoted(value: string): string {
-  return JSON.stringify(value);
-}
+const quoted = (value: string): string => quoteValue(value);
 
 /**
  * Turns one dialect's document plus environment overrides into the NormalisedConfig.
@@ -52,7 +50,8 @@ function quoted(value: string): string {
 export function normaliseConfig(input: NormaliseInput): NormalisedConfig {
   const definition = dialectDefinition(input.dialect);
   const keys = definition.keys;
-  const resolved = resolveSettings(definition.schema, input.document, input.env, definition.envPrefix, definition.fileName);
+  const documentName = input.configFile === null ? definition.fileName : `config file ${input.configFile}`;
+  const resolved = resolveSettings(definition.schema, input.document, input.env, definition.envPrefix, documentName);
   const values: SettingValues = resolved.values;
   const problems: string[] = [];
   const unreadable = new Set(resolved.problems.map((problem) => problem.path));
@@ -132,12 +131,16 @@ export function normaliseConfig(input: NormaliseInput): NormalisedConfig {
   // Health
   const timeoutMs = check(keys.healthTimeout, parsePositiveDurationMs(values.string(keys.healthTimeout)), 2000);
   const requiredConditions: string[] = [];
+  const unknownConditions: string[] = [];
   for (const condition of values.list(keys.containerRuntimeRequiredConditions)) {
-    if (!isOneOf(criConditions, condition)) {
-      report(keys.containerRuntimeRequiredConditions, `${quoted(condition)} is not a CRI condition; allowed: ${criConditions.join(', ')}`);
-    } else if (!requiredConditions.includes(condition)) {
-      requiredConditions.push(condition);
-    }
+    if (!isOneOf(criConditions, condition)) unknownConditions.push(condition);
+    else if (!requiredConditions.includes(condition)) requiredConditions.push(condition);
+  }
+  const [firstUnknown] = unknownConditions;
+  if (firstUnknown !== undefined) {
+    // One line whatever the length of the list: the first unknown item and how many more.
+    const more = unknownConditions.length > 1 ? ` (and ${unknownConditions.length - 1} more)` : '';
+    report(keys.containerRuntimeRequiredConditions, `${quoted(firstUnknown)}${more} is not a CRI condition; allowed: ${criConditions.join(', ')}`);
   }
   const runtime = resolveContainerRuntime(definition, values, label, report);
 
@@ -214,6 +217,17 @@ export function normaliseConfig(input: NormaliseInput): NormalisedConfig {
   // Its shape is NormalisedConfig by type; the tests check outputs against NormalisedConfigSchema
   // (./schema), which a start does not load (zod costs more at start than the rest of config).
   return config;
+}
+
+/**
+ * The delays of a configuration object built by the embedding code (the normaliser's own output
+ * always passes): each becomes a Node.js timer, which cannot hold more than 2^31-1 ms.
+ */
+export function configDelayProblems(config: NormalisedConfig, options: { tlsPollIntervalMs?: number } = {}): string[] {
+  const problems = [timerDelayProblem('health.timeoutMs', config.health.timeoutMs)];
+  if (config.metrics.provider === 'statsd') problems.push(timerDelayProblem('metrics.statsd.writeIntervalMs', config.metrics.statsd.writeIntervalMs));
+  if (options.tlsPollIntervalMs !== undefined) problems.push(timerDelayProblem('tlsPollIntervalMs', options.tlsPollIntervalMs));
+  return problems.filter((problem): problem is string => problem !== null);
 }
 
 const configMapName = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;

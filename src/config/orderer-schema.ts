@@ -1,6 +1,6 @@
 import type convict from 'convict';
 import type { DialectDefinition } from './dialect';
-import { booleanSetting, listSetting, stringSetting } from './settings';
+import { booleanSetting, durationSetting, integerSetting, listSetting, stringSetting } from './settings';
 
 /** The sections of an orderer's `orderer.yaml` that fabric-ops reads; every other key is ignored. */
 export interface OrdererSettings {
@@ -41,9 +41,9 @@ export const ordererSchema: convict.Schema<OrdererSettings> = {
       '127.0.0.1:8443',
       '`host:port` of the operations server; `:port` listens on every interface, port 0 picks a free port (the start-up log shows it). On Kubernetes use `0.0.0.0:8443`: `127.0.0.1` is unreachable from other pods',
     ),
-    MaxConnections: stringSetting(
-      '1024',
-      'fabric-ops: connections the operations server keeps open at once (a whole number, 1 to 1000000); more are closed as soon as they are accepted, without an answer, and counted in `operations_connections_refused`',
+    MaxConnections: integerSetting(
+      1024,
+      'fabric-ops: connections the operations server keeps open at once (a whole number, 1 to 1000000); more are closed as soon as they are accepted, without an answer, and counted in `operations_connections_refused_total`',
     ),
     TLS: {
       Enabled: booleanSetting(false, 'serve the operations API over HTTPS, with the rules of the TLS section'),
@@ -60,7 +60,7 @@ export const ordererSchema: convict.Schema<OrdererSettings> = {
       RequireDedicatedCA: booleanSetting(false, 'fabric-ops: refuse to start (instead of warning) when the server certificate chains to an organization CA'),
     },
     HealthCheck: {
-      Timeout: stringSetting('2s', "fabric-ops: each health checker's timeout (Go duration)"),
+      Timeout: durationSetting('2s', "fabric-ops: each health checker's timeout (Go duration)"),
       ContainerRuntime: {
         Type: stringSetting('', 'fabric-ops: `docker`, `cri`, `auto` or `none`; empty: none'),
         Endpoint: stringSetting('', "fabric-ops: `unix:///path`, `/path` or (`docker` only) `tcp://host:port`; empty: the runtime type's usual socket"),
@@ -73,8 +73,8 @@ export const ordererSchema: convict.Schema<OrdererSettings> = {
           false,
           "fabric-ops: record Kubernetes Events on the service's own Pod (health checks failing and recovering, logging-spec changes, certificate reloads and near expiry); needs `POD_NAME` and `POD_NAMESPACE` (downward API) and a service account allowed to create and patch events",
         ),
-        CertificateExpiryWarningDays: stringSetting(
-          '30',
+        CertificateExpiryWarningDays: integerSetting(
+          30,
           'fabric-ops: a Warning Event when the serving certificate expires within this many days (at start, on every reload, and daily); `0`: no such warning',
         ),
       },
@@ -92,7 +92,7 @@ export const ordererSchema: convict.Schema<OrdererSettings> = {
     Statsd: {
       Network: stringSetting('udp', '`udp` or `tcp`'),
       Address: stringSetting('127.0.0.1:8125', '`host:port` of the StatsD daemon'),
-      WriteInterval: stringSetting('30s', 'how often metrics are pushed to StatsD (Go duration: `500ms`, `10s`, `1m30s`)'),
+      WriteInterval: durationSetting('30s', 'how often metrics are pushed to StatsD (Go duration: `500ms`, `10s`, `1m30s`)'),
       Prefix: stringSetting('', 'prepended to every StatsD bucket name, with a trailing `.` added when missing'),
     },
   },

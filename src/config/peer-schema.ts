@@ -1,6 +1,6 @@
 import type convict from 'convict';
 import type { DialectDefinition } from './dialect';
-import { booleanSetting, listSetting, stringSetting } from './settings';
+import { booleanSetting, durationSetting, integerSetting, listSetting, stringSetting } from './settings';
 
 /** The sections of a peer's `core.yaml` that fabric-ops reads; every other key is ignored. */
 export interface PeerSettings {
@@ -45,9 +45,9 @@ export const peerSchema: convict.Schema<PeerSettings> = {
       '127.0.0.1:9443',
       '`host:port` of the operations server; `:port` listens on every interface, port 0 picks a free port (the start-up log shows it). On Kubernetes use `0.0.0.0:9443`: `127.0.0.1` is unreachable from other pods',
     ),
-    maxConnections: stringSetting(
-      '1024',
-      'fabric-ops: connections the operations server keeps open at once (a whole number, 1 to 1000000); more are closed as soon as they are accepted, without an answer, and counted in `operations_connections_refused`',
+    maxConnections: integerSetting(
+      1024,
+      'fabric-ops: connections the operations server keeps open at once (a whole number, 1 to 1000000); more are closed as soon as they are accepted, without an answer, and counted in `operations_connections_refused_total`',
     ),
     tls: {
       enabled: booleanSetting(false, 'serve the operations API over HTTPS, with the rules of the TLS section'),
@@ -65,7 +65,7 @@ export const peerSchema: convict.Schema<PeerSettings> = {
       requireDedicatedCA: booleanSetting(false, 'fabric-ops: refuse to start (instead of warning) when the server certificate chains to an organization CA'),
     },
     healthCheck: {
-      timeout: stringSetting('2s', "fabric-ops: each health checker's timeout (Go duration)"),
+      timeout: durationSetting('2s', "fabric-ops: each health checker's timeout (Go duration)"),
       containerRuntime: {
         type: stringSetting('', 'fabric-ops: `docker`, `cri`, `auto` or `none`; empty: `docker` when `vm.endpoint` is set (as Fabric), else none'),
         endpoint: stringSetting('', "fabric-ops: `unix:///path`, `/path` or (`docker` only) `tcp://host:port`; empty: the runtime type's usual socket"),
@@ -78,8 +78,8 @@ export const peerSchema: convict.Schema<PeerSettings> = {
           false,
           "fabric-ops: record Kubernetes Events on the service's own Pod (health checks failing and recovering, logging-spec changes, certificate reloads and near expiry); needs `POD_NAME` and `POD_NAMESPACE` (downward API) and a service account allowed to create and patch events",
         ),
-        certificateExpiryWarningDays: stringSetting(
-          '30',
+        certificateExpiryWarningDays: integerSetting(
+          30,
           'fabric-ops: a Warning Event when the serving certificate expires within this many days (at start, on every reload, and daily); `0`: no such warning',
         ),
       },
@@ -97,7 +97,7 @@ export const peerSchema: convict.Schema<PeerSettings> = {
     statsd: {
       network: stringSetting('udp', '`udp` or `tcp`'),
       address: stringSetting('127.0.0.1:8125', '`host:port` of the StatsD daemon'),
-      writeInterval: stringSetting('10s', 'how often metrics are pushed to StatsD (Go duration: `500ms`, `10s`, `1m30s`)'),
+      writeInterval: durationSetting('10s', 'how often metrics are pushed to StatsD (Go duration: `500ms`, `10s`, `1m30s`)'),
       prefix: stringSetting('', 'prepended to every StatsD bucket name, with a trailing `.` added when missing'),
     },
   },

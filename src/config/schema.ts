@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { containerRuntimeTypes, dialects, metricsProviders, statsdNetworks, type HostPort, type NormalisedConfig, type TlsConfig } from './types';
+import { maxTimerDelayMs } from './values';
 
 /**
  * The zod schema of the normalised configuration. The normaliser's output is checked against it
@@ -55,14 +56,14 @@ export const NormalisedConfigSchema = z.object({
     statsd: z.object({
       network: z.enum(statsdNetworks),
       address: HostPortSchema,
-      writeIntervalMs: z.number().int().positive(),
+      writeIntervalMs: z.number().int().positive().max(maxTimerDelayMs),
       /** '' or ending in '.'. */
       prefix: z.string(),
     }),
   }),
   health: z.object({
     /** Per-checker timeout. */
-    timeoutMs: z.number().int().positive(),
+    timeoutMs: z.number().int().positive().max(maxTimerDelayMs),
     containerRuntime: z.object({
       type: z.enum(containerRuntimeTypes),
       /** unix:///path, /path, tcp://host:port; '' when type is none. */

@@ -1,4 +1,5 @@
 import convict from 'convict';
+import { quoteValue } from './values';
 
 /**
  * The dialect-independent machinery behind the convict schemas: leaf declarations, reading
@@ -7,7 +8,8 @@ import convict from 'convict';
  */
 
 export type SettingValue = string | boolean | string[];
-export type SettingKind = 'string' | 'boolean' | 'list';
+/** `integer` and `duration` leaves hold their text (the normaliser parses it, naming the key); the kind is what --list-keys and the docs show. */
+export type SettingKind = 'string' | 'integer' | 'duration' | 'boolean' | 'list';
 
 /** A problem found while reading one setting; `message` already names the key. */
 export interface SettingProblem {
@@ -19,7 +21,8 @@ function describeYamlValue(value: unknown): string {
   if (value === null || value === undefined) return 'nothing';
   if (Array.isArray(value)) return 'a list';
   if (typeof value === 'object') return 'a mapping';
-  if (typeof value === 'string') return JSON.stringify(value);
+  // At most the first line of a text (a whole file read as one YAML scalar, say), bounded.
+  if (typeof value === 'string') return value.includes('\n') ? `text starting ${quoteValue(value.slice(0, value.indexOf('\n')))}` : quoteValue(value);
   if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return `${typeof value} ${value}`;
   return typeof value;
 }
@@ -36,6 +39,13 @@ function isStringList(value: unknown): value is string[] {
 export function stringFormat(value: unknown): asserts value is string {
   if (typeof value !== 'string') throw new Error(`must be a string; got ${describeYamlValue(value)}`);
 }
+/* Text holding a whole number, or a Go duration: checked as text here, parsed by the normaliser. */
+export function integerTextFormat(value: unknown): asserts value is string {
+  stringFormat(value);
+}
+export function durationTextFormat(value: unknown): asserts value is string {
+  stringFormat(value);
+}
 export function booleanFormat(value: unknown): asserts value is boolean {
   if (typeof value !== 'boolean') throw new Error(`must be true or false; got ${describeYamlValue(value)}`);
 }
@@ -45,6 +55,12 @@ export function stringListFormat(value: unknown): asserts value is string[] {
 
 export function stringSetting(defaultValue: string, doc: string): convict.SchemaObj<string> {
   return { default: defaultValue, doc, format: stringFormat };
+}
+export function integerSetting(defaultValue: number, doc: string): convict.SchemaObj<string> {
+  return { default: String(defaultValue), doc, format: integerTextFormat };
+}
+export function durationSetting(defaultValue: string, doc: string): convict.SchemaObj<string> {
+  return { default: defaultValue, doc, format: durationTextFormat };
 }
 export function booleanSetting(defaultValue: boolean, doc: string): convict.SchemaObj<boolean> {
   return { default: defaultValue, doc, format: booleanFormat };
@@ -63,9 +79,11 @@ export interface SchemaLeaf {
 
 function kindOfFormat(format: unknown, path: string): SettingKind {
   if (format === stringFormat) return 'string';
+  if (format === integerTextFormat) return 'integer';
+  if (format === durationTextFormat) return 'duration';
   if (format === booleanFormat) return 'boolean';
   if (format === stringListFormat) return 'list';
-  throw new Error(`schema leaf ${path} must be declared with stringSetting, booleanSetting or listSetting`);
+  throw new Error(`schema leaf ${path} must be declared with stringSetting, integerSetting, durationSetting, booleanSetting or listSetting`);
 }
 
 /** Every leaf of a convict schema, depth first, in declaration order. */
@@ -143,7 +161,9 @@ function scalarToString(value: unknown): string | null {
 /** A YAML value for a leaf, converted as viper does (scalars to strings, `"true"` and `"1"` to true, a string to a whitespace-separated list). */
 function readYamlValue(kind: SettingKind, value: unknown): Read {
   switch (kind) {
-    case 'string': {
+    case 'string':
+    case 'integer':
+    case 'duration': {
       const text = scalarToString(value);
       return text === null ? { ok: false, problem: `must be a string; got ${describeYamlValue(value)}` } : { ok: true, value: text };
     }
@@ -196,13 +216,15 @@ export function parseEnvironmentList(text: string): string[] {
 function readEnvironmentValue(kind: SettingKind, text: string): Read {
   switch (kind) {
     case 'string':
+    case 'integer':
+    case 'duration':
       return { ok: true, value: text };
     case 'boolean': {
       const parsed = parseGoBool(text);
       return parsed === null
         ? {
             ok: false,
-            problem: `${JSON.stringify(text)} is not true or false; accepted: ${goBoolSpellings.true.join(', ')} (true), ${goBoolSpellings.false.join(', ')} (false)`,
+            problem: `${quoteValue(text)} is not true or false; accepted: ${goBoolSpellings.true.join(', ')} (true), ${goBoolSpellings.false.join(', ')} (false)`,
           }
         : { ok: true, value: parsed };
     }
@@ -256,6 +278,32 @@ function valueAt(tree: unknown, path: string): unknown {
   let node = tree;
   for (const segment of path.split('.')) node = isMapping(node) ? node[segment] : undefined;
   return node;
+}
+
+/** An environment variable set to the empty string, which is read as unset (Fabric 2.5's rule; Fabric 3.x applies the empty value). */
+export interface EmptyVariable {
+  variable: string;
+  path: string;
+  /** The value the file gives the key, as written (text), or null when the file does not set it (the default applies). */
+  fileValue: string | null;
+  defaultValue: SettingValue;
+}
+
+function describeSetting(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map((item) => String(item)).join(', ')}]`;
+  return String(value);
+}
+
+/** Every leaf whose environment variable is set but empty, with what applies instead. */
+export function emptyEnvironmentVariables(schema: object, document: unknown, env: Environment, envPrefix: string): EmptyVariable[] {
+  const found: EmptyVariable[] = [];
+  for (const leaf of schemaLeaves(schema)) {
+    const variable = environmentVariableFor(envPrefix, leaf.path);
+    if (env[variable] !== '') continue;
+    const inFile = isMapping(document) ? lookup(document, leaf.path) : ({ kind: 'absent' } as const);
+    found.push({ variable, path: leaf.path, fileValue: inFile.kind === 'found' ? describeSetting(inFile.value) : null, defaultValue: leaf.defaultValue });
+  }
+  return found;
 }
 
 /**

@@ -9,6 +9,21 @@ import type { HostPort } from './types';
 export type Parsed<T> = { ok: true; value: T } | { ok: false; problem: string };
 
 const ok = <T>(value: T): Parsed<T> => ({ ok: true, value });
+
+/** How much of a value an error message quotes (an environment variable can hold megabytes). */
+export const maxQuotedLength = 64;
+
+/**
+ * A value quoted for an error message, bounded: JSON-quoted whole when short, else its first
+ * `maxQuotedLength` characters (never half a surrogate pair) and its length. Every echo of a
+ * configuration value goes through here, so that no error line grows with the value.
+ */
+export function quoteValue(text: string, max = maxQuotedLength): string {
+  if (text.length <= max) return JSON.stringify(text);
+  const code = text.charCodeAt(max - 1);
+  const end = code >= 0xd800 && code <= 0xdbff ? max + 1 : max;
+  return `${JSON.stringify(text.slice(0, end))}... (${text.length} characters)`;
+}
 const fail = <T>(problem: string): Parsed<T> => ({ ok: false, problem });
 
 const nanosecondsPerUnit: Readonly<Record<string, number>> = {
@@ -49,14 +64,35 @@ export function parseGoDuration(text: string): number | null {
   return sign * total;
 }
 
-/** A positive Go duration, in whole milliseconds (at least 1 ms). */
+/**
+ * The longest delay a Node.js timer holds: setTimeout/setInterval take a signed 32-bit count of
+ * milliseconds and turn anything longer into 1 ms (with a TimeoutOverflowWarning), so a longer
+ * timeout would fire at once and a longer interval would spin. Every duration that becomes a
+ * timer is bounded by this.
+ */
+export const maxTimerDelayMs = 2 ** 31 - 1;
+/** maxTimerDelayMs as a Go duration, for messages. */
+export const maxTimerDelayText = '596h31m23.647s';
+const maxTimerDelayLimit = `${maxTimerDelayText} (${maxTimerDelayMs} ms, the longest delay a Node.js timer can hold)`;
+
+/** A positive Go duration, in whole milliseconds (at least 1 ms, at most maxTimerDelayMs). */
 export function parsePositiveDurationMs(text: string): Parsed<number> {
   const nanoseconds = parseGoDuration(text);
-  if (nanoseconds === null) return fail(`${JSON.stringify(text)} is not a duration ${durationExamples}`);
-  if (nanoseconds <= 0) return fail(`must be greater than 0; got ${JSON.stringify(text)}`);
+  if (nanoseconds === null) return fail(`${quoteValue(text)} is not a duration ${durationExamples}`);
+  if (nanoseconds <= 0) return fail(`must be greater than 0; got ${quoteValue(text)}`);
   const milliseconds = Math.round(nanoseconds / 1e6);
-  if (milliseconds < 1) return fail(`must be at least 1ms; got ${JSON.stringify(text)}`);
+  if (milliseconds < 1) return fail(`must be at least 1ms; got ${quoteValue(text)}`);
+  if (milliseconds > maxTimerDelayMs) return fail(`must be at most ${maxTimerDelayLimit}; got ${quoteValue(text)}`);
   return ok(milliseconds);
+}
+
+/**
+ * A delay in milliseconds given to the library (a configuration object, an option): a problem
+ * naming it unless it is a whole number from 1 to maxTimerDelayMs.
+ */
+export function timerDelayProblem(name: string, value: number): string | null {
+  if (Number.isInteger(value) && value >= 1 && value <= maxTimerDelayMs) return null;
+  return `${name}: must be a whole number of milliseconds from 1 to ${maxTimerDelayMs} (${maxTimerDelayText}, the longest delay a Node.js timer can hold); got ${String(value)}`;
 }
 
 const hostNamePattern = /^[A-Za-z0-9._-]*$/;
@@ -66,7 +102,7 @@ const hostNamePattern = /^[A-Za-z0-9._-]*$/;
  * net.SplitHostPort; the port must be decimal and at least `minPort`.
  */
 export function parseHostPort(text: string, minPort: 0 | 1): Parsed<HostPort> {
-  const notHostPort = fail<HostPort>(`${JSON.stringify(text)} is not host:port`);
+  const notHostPort = fail<HostPort>(`${quoteValue(text)} is not host:port`);
   let host: string;
   let portText: string;
   if (text.startsWith('[')) {
@@ -74,21 +110,21 @@ export function parseHostPort(text: string, minPort: 0 | 1): Parsed<HostPort> {
     if (close < 0 || text[close + 1] !== ':') return notHostPort;
     host = text.slice(1, close);
     portText = text.slice(close + 2);
-    if (!isIPv6(host)) return fail(`${JSON.stringify(text)} is not host:port (${JSON.stringify(host)} in brackets is not an IPv6 address)`);
+    if (!isIPv6(host)) return fail(`${quoteValue(text)} is not host:port (${quoteValue(host)} in brackets is not an IPv6 address)`);
   } else {
     const colon = text.lastIndexOf(':');
     if (colon < 0) return notHostPort;
     host = text.slice(0, colon);
     portText = text.slice(colon + 1);
     if (host.includes(':')) {
-      return isIPv6(host) ? fail(`${JSON.stringify(text)} is not host:port (write an IPv6 host in brackets: [${host}]:${portText})`) : notHostPort;
+      return isIPv6(host) ? fail(`${quoteValue(text)} is not host:port (write an IPv6 host in brackets: [${host}]:${portText})`) : notHostPort;
     }
     if (!hostNamePattern.test(host)) return notHostPort;
   }
   if (!/^\d+$/.test(portText)) return notHostPort;
   const port = Number(portText);
   if (port < minPort || port > 65535) {
-    return fail(`port ${portText} in ${JSON.stringify(text)} is not in ${minPort}..65535`);
+    return fail(`port ${portText} in ${quoteValue(text)} is not in ${minPort}..65535`);
   }
   return ok({ host, port });
 }
@@ -111,17 +147,17 @@ export function parseEndpoint(text: string): Parsed<Endpoint> {
   if (text.startsWith('unix://') || text.startsWith('/')) {
     const socketPath = text.startsWith('unix://') ? text.slice('unix://'.length) : text;
     if (!socketPath.startsWith('/')) {
-      return fail(`${JSON.stringify(text)} is not an absolute socket path (${endpointForms})`);
+      return fail(`${quoteValue(text)} is not an absolute socket path (${endpointForms})`);
     }
     return ok({ kind: 'unix', url: `unix://${socketPath}` });
   }
   const tcp = /^(?:tcp|https?):\/\/([^/]*)\/?$/.exec(text);
   if (tcp) {
     const address = parseHostPort(tcp[1] ?? '', 1);
-    if (!address.ok) return fail(`${JSON.stringify(text)} is not an endpoint: ${address.problem}`);
+    if (!address.ok) return fail(`${quoteValue(text)} is not an endpoint: ${address.problem}`);
     const host = address.value.host.includes(':') ? `[${address.value.host}]` : address.value.host;
-    if (host === '') return fail(`${JSON.stringify(text)} is not an endpoint: the host is missing`);
+    if (host === '') return fail(`${quoteValue(text)} is not an endpoint: the host is missing`);
     return ok({ kind: 'tcp', url: `tcp://${host}:${address.value.port}` });
   }
-  return fail(`${JSON.stringify(text)} is not an endpoint (${endpointForms})`);
+  return fail(`${quoteValue(text)} is not an endpoint (${endpointForms})`);
 }

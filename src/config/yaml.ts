@@ -1,5 +1,6 @@
 import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node, type Pair, type Tags, type YAMLMap } from 'yaml';
 import { ConfigError } from '../errors';
+import { quoteValue } from './values';
 
 /**
  * Reads a core.yaml / orderer.yaml as Fabric's reader does (go-yaml v2 under viper): YAML 1.1
@@ -32,12 +33,17 @@ interface Position {
 function placed(file: string, lines: readonly string[], what: string, reason: string, position: Position | undefined): string {
   if (!position) return `config file ${file}: ${what}: ${reason}`;
   const whole = lines[position.line - 1] ?? '';
-  const text = whole.length > 100 ? `${whole.slice(0, 100)}...` : whole;
-  return `config file ${file}: ${what} at line ${position.line}, column ${position.col}: ${reason} (${JSON.stringify(text)})`;
+  return `config file ${file}: ${what} at line ${position.line}, column ${position.col}: ${reason} (${quoteValue(whole, 100)})`;
 }
 
 function firstLine(message: string): string {
   return (message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:$/, '');
+}
+
+/** The parser's reason, without the source text it may quote (the line is quoted by placed()). */
+function parserReason(message: string): string {
+  const reason = firstLine(message).replace(/: ".*$/, '');
+  return reason.length > 120 ? `${reason.slice(0, 120)}...` : reason;
 }
 
 function isMergeKey(pair: Pair): boolean {
@@ -91,7 +97,7 @@ function mergeKeyProblems(
       for (const pair of map.items.slice(0, first)) {
         if (!isScalar(pair.key) || !merged.has(String(pair.key.value))) continue;
         report(
-          `key ${JSON.stringify(String(pair.key.value))} before a merge key that also sets it`,
+          `key ${quoteValue(String(pair.key.value))} before a merge key that also sets it`,
           "Fabric's reader takes the merged value, the YAML rule this one; write the key after the << line",
           at(pair),
         );
@@ -109,7 +115,7 @@ function describeKey(key: unknown): string {
   return `of type ${typeof key}`;
 }
 
-const showKey = (key: string | number | boolean | bigint): string => (typeof key === 'string' ? JSON.stringify(key) : String(key));
+const showKey = (key: string | number | boolean | bigint): string => (typeof key === 'string' ? quoteValue(key) : String(key));
 
 /**
  * The parsed document (with `mapAsMap`) as plain objects, keys as viper makes them (scalars
@@ -177,8 +183,11 @@ export function parseConfigYaml(text: string, file: string): unknown {
   }
   const positionOf = (offset: number | undefined): Position | undefined => (offset === undefined ? undefined : lineCounter.linePos(offset));
 
-  if (doc.errors.length > 0) {
-    throw new ConfigError(doc.errors.map((error) => placed(file, lines, 'not valid YAML', firstLine(error.message), positionOf(error.pos[0]))));
+  const [firstError] = doc.errors;
+  if (firstError !== undefined) {
+    // The first error only: a file that is not YAML at all (the wrong --config) gives one per line.
+    const more = doc.errors.length > 1 ? ` (and ${doc.errors.length - 1} more YAML errors)` : '';
+    throw new ConfigError([placed(file, lines, 'not valid YAML', `${parserReason(firstError.message)}${more}`, positionOf(firstError.pos[0]))]);
   }
 
   const problems: string[] = [];

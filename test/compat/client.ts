@@ -22,10 +22,25 @@ export interface RawAnswer {
   body: string;
 }
 
-export function send(
-  target: Target,
-  request: { method: string; path: string; client?: ClientCert; body?: string; headers?: Record<string, string> },
-): Promise<RawAnswer> {
+type SendRequest = { method: string; path: string; client?: ClientCert; body?: string; headers?: Record<string, string> };
+
+/**
+ * One request. A keep-alive socket the server closed as idle (Node's and Go's idle timeouts) at
+ * the moment it is reused resets before any answer: the server never read that request, so it is
+ * sent once more on a new socket, as Node's documentation advises (request.reusedSocket).
+ */
+export async function send(target: Target, request: SendRequest): Promise<RawAnswer> {
+  try {
+    return await sendOnce(target, request);
+  } catch (error) {
+    if ((error as { reusedSocket?: boolean }).reusedSocket === true && (error as NodeJS.ErrnoException).code === 'ECONNRESET') {
+      return sendOnce(target, request);
+    }
+    throw error;
+  }
+}
+
+function sendOnce(target: Target, request: SendRequest): Promise<RawAnswer> {
   return new Promise((resolve, reject) => {
     const client = request.client ?? 'trusted';
     const headers: Record<string, string | number> = { ...request.headers };
@@ -52,7 +67,7 @@ export function send(
       req = http.request({ ...common, agent: target.agent ?? false }, onResponse);
     }
     req.on('timeout', () => req.destroy(Object.assign(new Error('timed out after 10 s'), { code: 'TIMEOUT' })));
-    req.on('error', reject);
+    req.on('error', (error) => reject(Object.assign(error, { reusedSocket: req.reusedSocket })));
     req.end(request.body);
   });
 }

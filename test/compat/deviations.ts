@@ -14,7 +14,14 @@ export interface Deviation {
   fabric: string;
   ours: string;
   why: string;
+  /** Release lines (`2.5`, `3.0`) where Fabric behaves as `fabric` says; absent: every release compared. */
+  releases?: readonly string[];
   matches(c: AnyCase, fabric: Answer, ours: Answer): boolean;
+}
+
+/** Whether a deviation applies to a release line (`3.0`). */
+export function appliesTo(deviation: Deviation, line: string): boolean {
+  return deviation.releases === undefined || deviation.releases.includes(line);
 }
 
 type HttpAnswer = Extract<Answer, { kind: 'http' }>;
@@ -293,6 +300,7 @@ export const deviations: readonly Deviation[] = [
     fabric: 'Content-Type: text/plain; version=0.0.4; charset=utf-8; escaping=values',
     ours: 'Content-Type: text/plain; version=0.0.4; charset=utf-8 (prom-client)',
     why: "escaping= belongs to Prometheus' newer UTF-8 name negotiation; our metric names never need escaping, and Prometheus reads both",
+    releases: ['2.5'],
     matches(c, fabric, ours) {
       const p = httpPair(c, fabric, ours);
       return (
@@ -313,6 +321,20 @@ export const deviations: readonly Deviation[] = [
     matches(c, fabric, ours) {
       const v = values(c, fabric, ours, 'config');
       return !!v && /: boolean CORE_\w+=\S+$/.test(c.id) && v.f.startsWith('starts') && v.o === 'refused at start';
+    },
+  },
+  {
+    id: 'D22',
+    title: 'an empty environment variable (CORE_OPERATIONS_TLS_ENABLED=, CORE_METRICS_PROVIDER=), peer',
+    fabric:
+      "3.0's peer applies the empty value: TLS off (plain HTTP where the file turns TLS on), metrics off (GET /metrics 404); 2.5, and 3.0's orderer, ignore it as fabric-ops does",
+    ours: "read as unset on every release (2.5's rule): the file's value applies; one warning per empty variable says so, and that TLS stays as the file sets it",
+    why: 'an empty variable must never turn TLS off silently; 2.5 LTS behaviour; one rule for a fleet running 2.5 and 3.x side by side during an upgrade (README: environment overrides)',
+    releases: ['3.0'],
+    matches(c, fabric, ours) {
+      const v = values(c, fabric, ours, 'config');
+      if (!v || !/: empty \w+= \(file: \w+\)$/.test(c.id)) return false;
+      return (v.f === 'starts; plain HTTP' && v.o === 'starts; HTTPS') || (v.f === 'starts; GET /metrics 404' && v.o === 'starts; GET /metrics 200');
     },
   },
 ];

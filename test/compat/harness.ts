@@ -26,6 +26,8 @@ export interface ScenarioOptions {
   metrics?: { provider: string; statsd?: StatsdSettings | ((kind: NodeKind) => StatsdSettings) };
   /** Extra environment given to both (FABRIC_LOGGING_SPEC, overrides). */
   env?: Record<string, string>;
+  /** The Fabric release folder (default: fabricHome()). */
+  home?: string;
 }
 
 /** One node kind under one configuration: the real node and ours, on the same file and environment. */
@@ -83,6 +85,7 @@ export async function startScenario(workDir: string, pki: TestPki, options: Scen
         const statsd = options.metrics?.statsd;
         const config = await writeNodeConfig(root, {
           kind,
+          home: options.home,
           tls,
           vmEndpoint: options.vmEndpoint ?? '',
           metrics: options.metrics && {

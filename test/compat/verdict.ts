@@ -1,4 +1,4 @@
-import type { Deviation } from './deviations';
+import { appliesTo, type Deviation } from './deviations';
 import { sameAnswer, type Answer, type AnyCase, type CaseResult, type Verdict } from './model';
 
 /** Identical, else the first deviation of the table that explains the difference, else a failure. */
@@ -13,7 +13,12 @@ export class ResultBook {
   readonly results: CaseResult[] = [];
   private readonly ids = new Set<string>();
 
-  constructor(private readonly table: readonly Deviation[]) {}
+  private readonly table: readonly Deviation[];
+
+  /** `line`: the release line compared (`2.5`); only the deviations that apply to it explain a difference. */
+  constructor(table: readonly Deviation[], line: string) {
+    this.table = table.filter((deviation) => appliesTo(deviation, line));
+  }
 
   record(c: AnyCase, fabric: Answer, ours: Answer): CaseResult {
     if (this.ids.has(c.id)) throw new Error(`duplicate compat case id: ${c.id}`);
@@ -27,7 +32,7 @@ export class ResultBook {
     return this.results.filter((r) => r.verdict.kind === 'failure');
   }
 
-  /** Deviation ids no case needed. */
+  /** Ids of the deviations that apply to this release and that no case needed. */
   unexercised(): string[] {
     const used = new Set(this.results.flatMap((r) => (r.verdict.kind === 'deviation' ? [r.verdict.id] : [])));
     return this.table.map((d) => d.id).filter((id) => !used.has(id));

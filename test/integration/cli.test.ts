@@ -42,7 +42,13 @@ describe('fabric-ops command', () => {
     expect(peer.stdout()).toMatch(/^operations\.listenAddress {2}\(CORE_OPERATIONS_LISTENADDRESS, string, default 127\.0\.0\.1:9443\)$/m);
     const orderer = runCli(['--list-keys', '--dialect', 'orderer']);
     expect((await orderer.exited).code).toBe(0);
-    expect(orderer.stdout()).toMatch(/^Metrics\.Statsd\.WriteInterval {2}\(ORDERER_METRICS_STATSD_WRITEINTERVAL, string, default 30s\)$/m);
+    expect(orderer.stdout()).toMatch(/^Metrics\.Statsd\.WriteInterval {2}\(ORDERER_METRICS_STATSD_WRITEINTERVAL, duration, default 30s\)$/m);
+    expect(orderer.stdout()).toMatch(/^Operations\.MaxConnections {2}\(ORDERER_OPERATIONS_MAXCONNECTIONS, integer, default 1024\)$/m);
+    expect(peer.stdout()).toMatch(
+      /^operations\.kubernetes\.events\.certificateExpiryWarningDays {2}\(CORE_OPERATIONS_KUBERNETES_EVENTS_CERTIFICATEEXPIRYWARNINGDAYS, integer, default 30\)$/m,
+    );
+    expect(peer.stdout()).toContain('counted in `operations_connections_refused_total`');
+    expect(peer.stdout()).not.toMatch(/operations_connections_refused(?!_total)/);
   });
 
   it('an unknown option exits 2 with a one-line reason', async () => {
@@ -71,6 +77,109 @@ describe('fabric-ops command', () => {
       ]),
     );
     expect(run.stderr()).not.toMatch(/\n\s+at /);
+  });
+
+  it('a duration past the longest Node.js timer exits 2 naming the key, the variable and the limit', async () => {
+    const run = runCli([], { CORE_OPERATIONS_LISTENADDRESS: '127.0.0.1:0', CORE_OPERATIONS_HEALTHCHECK_TIMEOUT: '597h' });
+    expect((await run.exited).code).toBe(2);
+    expect(run.stderr()).toBe(
+      'fabric-ops: operations.healthCheck.timeout (from CORE_OPERATIONS_HEALTHCHECK_TIMEOUT): must be at most 596h31m23.647s (2147483647 ms, the longest delay a Node.js timer can hold); got "597h"\n',
+    );
+  });
+
+  it('a 100 KB environment value is quoted bounded: one short line naming the variable', async () => {
+    const run = runCli([], { CORE_OPERATIONS_LISTENADDRESS: 'z'.repeat(100_000) });
+    expect((await run.exited).code).toBe(2);
+    expect(run.stderr()).toBe(
+      `fabric-ops: operations.listenAddress (from CORE_OPERATIONS_LISTENADDRESS): "${'z'.repeat(64)}"... (100000 characters) is not host:port\n`,
+    );
+  });
+
+  it('a config file that is not UTF-8 exits 2 naming the file, the byte and the line', async () => {
+    const file = path.join(tmp, 'latin1-core.yaml');
+    await writeFile(file, Buffer.concat([Buffer.from('operations:\n  listenAddress: 127.0.0.1:0\n# caf'), Buffer.from([0xe9]), Buffer.from('\n')]));
+    const run = runCli(['--config', file]);
+    expect((await run.exited).code).toBe(2);
+    expect(run.stderr()).toBe(
+      `fabric-ops: config file ${file}: not valid UTF-8 at byte 46 (line 3, column 6): byte 0xe9; Fabric refuses such a file, and reading it would turn the bytes into U+FFFD\n`,
+    );
+  });
+
+  it('--config naming a file that is not a configuration (a passwd file) exits 2 with one short line naming that path', async () => {
+    const file = path.join(tmp, 'passwd');
+    const passwd = Array.from({ length: 5000 }, (_, i) => `user${i}:x:${1000 + i}:${1000 + i}::/home/user${i}:/bin/sh`).join('\n');
+    await writeFile(file, `${passwd}\n`);
+    for (const args of [
+      ['--config', file, '--dialect', 'peer'],
+      ['--config', file, '--dialect', 'orderer'],
+      ['--config', file],
+    ]) {
+      const run = runCli(args);
+      expect((await run.exited).code).toBe(2);
+      const lines = run.stderr().trimEnd().split('\n');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toContain(file);
+      expect(lines[0]).not.toMatch(/core\.yaml:|orderer\.yaml:/);
+      expect(lines[0]?.length).toBeLessThan(400);
+    }
+  });
+
+  it('--config naming a file that is not YAML at all exits 2 with a bounded number of short lines', async () => {
+    const file = path.join(tmp, 'services');
+    // Like /etc/services: comments, blank lines, tab-separated columns (hundreds of YAML errors).
+    const services = Array.from(
+      { length: 1000 },
+      (_, i) => `# comment ${i}\ntcpmux\t\t1/tcp\necho\t\t7/tcp\necho\t\t7/udp\ndiscard\t\t9/tcp\t\tsink null\n`,
+    ).join('\n');
+    await writeFile(file, `${services}\n`);
+    const run = runCli(['--config', file]);
+    expect((await run.exited).code).toBe(2);
+    const lines = run.stderr().trimEnd().split('\n');
+    expect(lines.length).toBeLessThanOrEqual(2);
+    for (const line of lines) {
+      expect(line).toContain(file);
+      expect(line.length).toBeLessThan(400);
+    }
+  });
+
+  it('a typo under a section only fabric-ops reads exits 2 naming the key and the right spelling', async () => {
+    const file = path.join(tmp, 'typo-core.yaml');
+    await writeFile(file, 'operations:\n  listenAddress: 127.0.0.1:0\n  healthCheck:\n    timout: 1s\n');
+    const run = runCli(['--config', file]);
+    expect((await run.exited).code).toBe(2);
+    expect(run.stderr()).toBe(
+      `fabric-ops: config file ${file}: unknown key "operations.healthCheck.timout" in operations.healthCheck, a section only fabric-ops reads; did you mean operations.healthCheck.timeout?\n`,
+    );
+  });
+
+  it('a misspelt variable under a section only fabric-ops reads exits 2 naming it and the variable meant', async () => {
+    const run = runCli([], { CORE_OPERATIONS_LISTENADDRESS: '127.0.0.1:0', CORE_OPERATIONS_HEALTHCHECK_TIMOUT: '1s' });
+    expect((await run.exited).code).toBe(2);
+    expect(run.stderr()).toBe(
+      'fabric-ops: "CORE_OPERATIONS_HEALTHCHECK_TIMOUT": names no key of a section only fabric-ops reads; did you mean CORE_OPERATIONS_HEALTHCHECK_TIMEOUT?\n',
+    );
+  });
+
+  it('a near miss of a key Fabric also reads starts with a warning naming it; Fabric sample files start without one', async () => {
+    const file = path.join(tmp, 'near-miss-core.yaml');
+    await writeFile(file, 'operations:\n  listenAdress: 127.0.0.1:1\n');
+    const run = runCli(['--config', file], { CORE_OPERATIONS_LISTENADDRESS: '127.0.0.1:0' });
+    await run.listening();
+    run.child.kill('SIGTERM');
+    expect((await run.exited).code).toBe(0);
+    const warnings = run
+      .stderr()
+      .split('\n')
+      .filter((line) => /WARN/i.test(line) && line.includes('unknown key'));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain(
+      `config file ${file}: unknown key "operations.listenAdress" is ignored (Fabric ignores it too); did you mean operations.listenAddress?`,
+    );
+    const sample = runCli(['--config', path.join(samples, 'core.yaml')], { CORE_OPERATIONS_LISTENADDRESS: '127.0.0.1:0', CORE_VM_ENDPOINT: '' });
+    await sample.listening();
+    sample.child.kill('SIGTERM');
+    expect((await sample.exited).code).toBe(0);
+    expect(sample.stderr()).not.toContain('unknown key');
   });
 
   it('an unreadable certificate exits 2 naming the key and the path', async () => {
@@ -183,6 +292,44 @@ describe('fabric-ops command', () => {
       await expect(request(`${url}/version`, { timeoutMs: 2000 })).rejects.toThrow();
     } finally {
       silent.close();
+    }
+  });
+
+  it('an empty CORE_OPERATIONS_TLS_ENABLED= is read as unset: HTTPS as the file says, and one warning naming the variable and saying TLS stays', async () => {
+    const file = path.join(tmp, 'empty-env-core.yaml');
+    await writeFile(
+      file,
+      [
+        'operations:',
+        '  listenAddress: 127.0.0.1:0',
+        '  tls:',
+        '    enabled: true',
+        `    cert: { file: ${pki.server.cert} }`,
+        `    key: { file: ${pki.server.key} }`,
+        `    clientRootCAs: { files: [${pki.clientCA.cert}] }`,
+        'metrics:',
+        '  provider: prometheus',
+        '',
+      ].join('\n'),
+    );
+    const run = runCli(['--config', file], { CORE_OPERATIONS_TLS_ENABLED: '', CORE_METRICS_PROVIDER: '' });
+    try {
+      const url = await run.listening();
+      expect(url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+      expect((await request(`${url}/metrics`, { ca: pki.serverCA.certPem, client: pki.client })).status).toBe(200);
+      const warnings = run
+        .stderr()
+        .split('\n')
+        .filter((line) => line.includes('is set but empty'));
+      expect(warnings).toHaveLength(2);
+      expect(warnings[0]).toContain(
+        `CORE_OPERATIONS_TLS_ENABLED is set but empty: read as unset (Fabric 2.5's rule), so the value of operations.tls.enabled in ${file} ("true") is used; TLS stays as the file sets it; Fabric 3.x's peer would apply the empty value`,
+      );
+      expect(warnings[1]).toContain(`CORE_METRICS_PROVIDER is set but empty: read as unset (Fabric 2.5's rule), so the value of metrics.provider in ${file}`);
+      expect(warnings[1]).not.toContain('TLS');
+    } finally {
+      run.child.kill('SIGTERM');
+      await run.exited;
     }
   });
 

@@ -30,8 +30,9 @@ export function repositoryRoot(): string {
   return dir;
 }
 
-export function fabricHome(): string {
-  const home = process.env.FABRIC_HOME ?? path.resolve(repositoryRoot(), '../shared/tools/fabric-2.5.12');
+/** The release folder: `given` (the compat suite runs several), else $FABRIC_HOME, else 2.5.12; throws when incomplete. */
+export function fabricHome(given?: string): string {
+  const home = given ?? process.env.FABRIC_HOME ?? path.resolve(repositoryRoot(), '../shared/tools/fabric-2.5.12');
   for (const required of ['bin/peer', 'bin/orderer', 'sampleconfig/core.yaml', 'sampleconfig/orderer.yaml']) {
     if (!existsSync(path.join(home, required))) {
       throw new Error(`Fabric release incomplete: ${path.join(home, required)} is missing (set FABRIC_HOME to a Fabric release with bin/ and sampleconfig/)`);
@@ -65,11 +66,15 @@ export interface NodeConfigOptions {
   metrics?: { provider: string; statsd?: StatsdSettings };
   /** The orderer's general TLS (a cluster orderer needs it). */
   generalTls?: { cert: string; key: string; rootCA: string };
+  /** The release folder whose sampleconfig is copied and whose binary runs on it (default: fabricHome()). */
+  home?: string;
 }
 
 /** A node's configuration directory: FABRIC_CFG_PATH, holding core.yaml or orderer.yaml and msp/. */
 export interface NodeConfig {
   kind: NodeKind;
+  /** The release folder (bin/, sampleconfig/) this configuration was written from. */
+  home: string;
   dir: string;
   file: string;
   /** Environment the node needs beside the file (FABRIC_CFG_PATH); operations ports are added per process. */
@@ -82,7 +87,7 @@ function setIn(doc: Document, keyPath: string[], value: unknown): void {
 
 /** Writes the sample configuration with writable paths and ports moved and the chosen settings. */
 export async function writeNodeConfig(root: string, options: NodeConfigOptions): Promise<NodeConfig> {
-  const home = fabricHome();
+  const home = fabricHome(options.home);
   const dir = path.join(root, options.kind);
   const data = path.join(root, `${options.kind}-data`);
   await mkdir(dir, { recursive: true });
@@ -151,7 +156,7 @@ export async function writeNodeConfig(root: string, options: NodeConfigOptions):
   }
   const file = path.join(dir, fileName);
   await writeFile(file, doc.toString());
-  return { kind: options.kind, dir, file, env: { FABRIC_CFG_PATH: dir } };
+  return { kind: options.kind, home, dir, file, env: { FABRIC_CFG_PATH: dir } };
 }
 
 const handedOut = new Set<number>();
@@ -215,7 +220,7 @@ export async function startFabricNode(options: StartFabricOptions): Promise<Fabr
   const port = await uniquePort();
   const logFile = path.join(options.logDir ?? path.dirname(config.dir), `${config.kind}-${port}.log`);
   const log = openSync(logFile, 'a');
-  const binary = path.join(fabricHome(), 'bin', config.kind);
+  const binary = path.join(config.home, 'bin', config.kind);
   const args = config.kind === 'peer' ? ['node', 'start'] : [];
   const started = Date.now();
   const child = spawn(binary, args, {

@@ -485,7 +485,7 @@ describe("problems, one line each, naming the dialect's own key", () => {
     ['orderer', 'Operations: { TLS: { ClientRootCAs: [ok.crt, [nested]] } }', 'Operations.TLS.ClientRootCAs: item 2 must be a string; got a list'],
     ['peer', 'operations: { tls: { cert: tls/server.crt } }', 'operations.tls.cert: must be a mapping; got "tls/server.crt"'],
     ['orderer', 'Operations: "127.0.0.1:8443"', 'Operations: must be a mapping; got "127.0.0.1:8443"'],
-    ['peer', '- just\n- a list', 'core.yaml: the document must be a mapping of sections; got a list'],
+    ['peer', '- just\n- a list', 'config file /etc/hyperledger/fabric/core.yaml: the document must be a mapping of sections; got a list'],
   ] as const)('%s %j → %s', (dialect, yamlText, problem) => {
     expect(problemsOf(() => normaliseYaml(dialect, yamlText))).toEqual([problem]);
   });

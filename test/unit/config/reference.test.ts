@@ -41,7 +41,7 @@ describe('settingsReference', () => {
     });
     expect(peer.get('operations.healthCheck.timeout')).toMatchObject({
       environmentVariable: 'CORE_OPERATIONS_HEALTHCHECK_TIMEOUT',
-      kind: 'string',
+      kind: 'duration',
       defaultValue: '2s',
     });
     expect(peer.get('peer.mspConfigPath')?.environmentVariable).toBe('CORE_PEER_MSPCONFIGPATH');

@@ -60,7 +60,7 @@ describe('README reference tables (make docs)', () => {
         expect(table).toContain(`| \`${setting.key}\` | \`${setting.environmentVariable}\` | ${setting.kind} |`);
       }
     }
-    expect(configTable('peer')).toContain('| `metrics.statsd.writeInterval` | `CORE_METRICS_STATSD_WRITEINTERVAL` | string | `10s` |');
+    expect(configTable('peer')).toContain('| `metrics.statsd.writeInterval` | `CORE_METRICS_STATSD_WRITEINTERVAL` | duration | `10s` |');
     expect(configTable('orderer')).toContain('| `Operations.TLS.ClientRootCAs` | `ORDERER_OPERATIONS_TLS_CLIENTROOTCAS` | list | `[]` |');
   });
 });
