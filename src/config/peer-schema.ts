@@ -47,7 +47,7 @@ export const peerSchema: convict.Schema<PeerSettings> = {
     ),
     maxConnections: integerSetting(
       1024,
-      'fabric-ops: connections the operations server keeps open at once (a whole number, 1 to 1000000); more are closed as soon as they are accepted, without an answer, and counted in `operations_connections_refused_total`',
+      'fabric-ops: connections the operations server keeps open at once (a whole number, 1 to 1000000); when all are open, a new one closes the oldest connection with no request in progress (silent, still handshaking or idle); only when every one has a request in progress is the new one closed without an answer and counted in `operations_connections_refused_total`',
     ),
     tls: {
       enabled: booleanSetting(false, 'serve the operations API over HTTPS, with the rules of the TLS section'),

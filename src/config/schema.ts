@@ -35,8 +35,8 @@ export const NormalisedConfigSchema = z.object({
     listen: HostPortSchema,
     tls: TlsConfigSchema,
     /**
-     * Connections open at once; more are closed as soon as they are accepted and counted in
-     * operations_connections_refused. The normaliser always sets it; absent (a config built by
+     * Connections open at once; past it a new one evicts the oldest connection with no request in
+     * progress, and is refused (operations_connections_refused_total) only when all are busy. The normaliser always sets it; absent (a config built by
      * hand before the key existed) means the default, 1024.
      */
     maxConnections: z.number().int().positive().optional(),
