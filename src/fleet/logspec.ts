@@ -44,7 +44,7 @@ export interface NodeLogSpec {
 
 export interface LogSpecManagerOptions {
   nodes: readonly FleetNode[];
-  client: NodeClient;
+  client: Pick<NodeClient, 'call'>;
   concurrency: number;
   scheduler: Scheduler;
   store: PutBackStore;
