@@ -4,7 +4,7 @@
  * many node calls 100 concurrent callers cause, and the fleet server's memory.
  *
  *   node_modules/.bin/tsc -p tsconfig.json --outDir .tmp/bench-build \
- *     && $(scripts/node24.sh) .tmp/bench-build/bench/fleet.js [--nodes 500] [--timeout 1s] [--concurrency 16,64]
+ *     && $(scripts/node24.sh) --expose-gc .tmp/bench-build/bench/fleet.js [--nodes 500] [--timeout 1s] [--concurrency 16,64]
  *
  * The nodes run in a child process (one process, 500 HTTPS ports, each answering /healthz and
  * /version as Fabric does, counting its calls), so the fleet server's memory is its own.
@@ -87,55 +87,66 @@ async function main(): Promise<void> {
   console.log(
     `fleet benchmark: ${nodeCount} simulated nodes + 1 hung on loopback (one child process), per-node timeout ${values.timeout}, ${os.cpus().length} CPUs`,
   );
-  console.log(
-    'concurrency | /fleet/healthz alone (median of 5) | timeout + 100 ms | 100 concurrent callers: node calls, max per node, caller p50/max | fleet RSS after, peak',
-  );
+  console.log('Each line: one fleet server; its /fleet/healthz asked 6 times in a row (the first warms the call order), then by 100 callers at once.');
+  console.log('RSS is the fleet process (which also runs the callers); heap is after a full GC (node --expose-gc).');
+  const heap = (): string => {
+    (globalThis as { gc?: () => void }).gc?.();
+    return mb(process.memoryUsage().heapUsed);
+  };
   try {
     for (const concurrency of values.concurrency.split(',').map(Number)) {
-      const config = fleetConfigFrom(
-        {
-          stateDirectory: stateDir,
-          nodeTimeout: values.timeout,
-          concurrency,
-          pollInterval: '0s',
-          healthy: { minShare: 0.99 },
-          groups: { sim: { tls: { caFiles: [pki.serverCA.cert], certFile: pki.client.cert, keyFile: pki.client.key } } },
-          nodes: [
-            ...ready.ports.map((port, index) => ({ name: `node${index}`, url: `https://127.0.0.1:${port}`, group: 'sim' })),
-            { name: 'hung', url: `https://127.0.0.1:${ready.hungPort}`, group: 'sim' },
-          ],
-        },
-        path.join(stateDir, 'fleet.yaml'),
-      );
-      const fleet = await OperationsSystem.start({
-        config: testConfig({
-          operations: { tls: { enabled: true, certFile: pki.server.cert, keyFile: pki.server.key, clientRootCAFiles: [pki.clientCA.cert] } },
-        }),
-        logStream: new Writable({ write: (_c, _e, done) => done() }),
-        extensions: [fleetExtension(config)],
-      });
-      try {
-        await get(`${fleet.url}/fleet/healthz`, pki); // warm-up
-        const alone: number[] = [];
-        let status = 0;
-        for (let round = 0; round < 5; round += 1) {
-          const answer = await get(`${fleet.url}/fleet/healthz`, pki);
-          alone.push(answer.ms);
-          status = answer.status;
-        }
-        await ask(child, { type: 'reset' });
-        const callers = await Promise.all(Array.from({ length: 100 }, () => get(`${fleet.url}/fleet/healthz`, pki)));
-        const counts = await ask(child, { type: 'counts' });
-        const calls = counts.reduce((sum, value) => sum + value, 0);
-        const callerMs = callers.map((answer) => answer.ms);
-        const rss = process.memoryUsage().rss;
-        console.log(
-          `${String(concurrency).padStart(11)} | ${median(alone).toFixed(0)} ms (status ${status})`.padEnd(50) +
-            ` | ${config.nodeTimeoutMs + 100} ms | ${calls} calls for ${nodeCount} nodes, max ${Math.max(...counts)} per node, p50 ${median(callerMs).toFixed(0)} ms, max ${Math.max(...callerMs).toFixed(0)} ms` +
-            ` | ${mb(rss)}, peak ${mb(process.resourceUsage().maxRSS * 1024)}`,
+      for (const minRoundInterval of ['0s', '1s']) {
+        const config = fleetConfigFrom(
+          {
+            stateDirectory: stateDir,
+            nodeTimeout: values.timeout,
+            concurrency,
+            pollInterval: '0s',
+            minRoundInterval,
+            healthy: { minShare: 0.99 },
+            groups: { sim: { tls: { caFiles: [pki.serverCA.cert], certFile: pki.client.cert, keyFile: pki.client.key } } },
+            nodes: [
+              ...ready.ports.map((port, index) => ({ name: `node${index}`, url: `https://127.0.0.1:${port}`, group: 'sim' })),
+              { name: 'hung', url: `https://127.0.0.1:${ready.hungPort}`, group: 'sim' },
+            ],
+          },
+          path.join(stateDir, 'fleet.yaml'),
         );
-      } finally {
-        await fleet.stop(0);
+        const fleet = await OperationsSystem.start({
+          config: testConfig({
+            operations: { tls: { enabled: true, certFile: pki.server.cert, keyFile: pki.server.key, clientRootCAFiles: [pki.clientCA.cert] } },
+          }),
+          logStream: new Writable({ write: (_c, _e, done) => done() }),
+          extensions: [fleetExtension(config)],
+        });
+        try {
+          const heapStarted = heap();
+          const rssStarted = process.memoryUsage().rss;
+          const alone: number[] = [];
+          let status = 0;
+          for (let round = 0; round < 6; round += 1) {
+            // Past the reuse window, so that each request is a round.
+            if (config.minRoundIntervalMs > 0) await new Promise((resolve) => setTimeout(resolve, config.minRoundIntervalMs + 50));
+            const answer = await get(`${fleet.url}/fleet/healthz`, pki);
+            if (round > 0) alone.push(answer.ms);
+            status = answer.status;
+          }
+          const heapRounds = heap();
+          const rssRounds = process.memoryUsage().rss;
+          if (config.minRoundIntervalMs > 0) await new Promise((resolve) => setTimeout(resolve, config.minRoundIntervalMs + 50));
+          await ask(child, { type: 'reset' });
+          const callers = await Promise.all(Array.from({ length: 100 }, () => get(`${fleet.url}/fleet/healthz`, pki)));
+          const counts = await ask(child, { type: 'counts' });
+          const calls = counts.reduce((sum, value) => sum + value, 0);
+          const callerMs = callers.map((answer) => answer.ms);
+          console.log(
+            `concurrency ${concurrency}, minRoundInterval ${minRoundInterval}: /fleet/healthz ${median(alone).toFixed(0)} ms median of 5 (status ${status}; timeout + 100 ms = ${config.nodeTimeoutMs + 100} ms);` +
+              ` 100 callers: ${calls} node calls for ${nodeCount} nodes (max ${Math.max(...counts)} per node), caller p50 ${median(callerMs).toFixed(0)} ms, max ${Math.max(...callerMs).toFixed(0)} ms;` +
+              ` RSS ${mb(rssStarted)} -> ${mb(rssRounds)} after the rounds -> ${mb(process.memoryUsage().rss)} after the callers; heap ${heapStarted} -> ${heapRounds} -> ${heap()}`,
+          );
+        } finally {
+          await fleet.stop(0);
+        }
       }
     }
   } finally {

@@ -84,6 +84,7 @@ export const FleetFileSchema = z
       .max(16 * 1024 * 1024)
       .default(65536),
     pollInterval: duration('30s', true),
+    minRoundInterval: duration('1s', true),
     healthy: z
       .object({ minShare: z.number().min(0).max(1).optional(), minCount: z.number().int().min(0).optional() })
       .strict()
@@ -110,6 +111,8 @@ export interface FleetConfig {
   maxResponseBytes: number;
   /** 0: no background round. */
   pollIntervalMs: number;
+  /** A health or version round that ended less than this ago answers the next caller (0: never). */
+  minRoundIntervalMs: number;
   healthy: { minShare: number } | { minCount: number };
   writers: string[];
   groups: Record<string, { tls: GroupTlsFiles | null }>;
@@ -163,6 +166,7 @@ export function fleetConfigFrom(document: unknown, source: string): FleetConfig 
     concurrency: file.concurrency,
     maxResponseBytes: file.maxResponseBytes,
     pollIntervalMs: file.pollInterval,
+    minRoundIntervalMs: file.minRoundInterval,
     healthy,
     writers: file.writers,
     groups,

@@ -54,19 +54,30 @@ export function evaluateHealth(nodes: NodeHealth[], rule: { minShare: number } |
 
 /**
  * One round at a time: a caller arriving while a round runs gets that round's answer, so 100
- * callers at once make one call per node, not 100.
+ * callers at once make one call per node, not 100. A round that ended less than `reuseMs` ago is
+ * answered again: without it, one client calling in a loop would make every node answer a
+ * request for each of its own (an amplifier in front of the fleet).
  */
 export class Coalescer<T> {
   private running: Promise<T> | null = null;
+  private last: { value: T; endedAt: number } | null = null;
 
-  constructor(private readonly round: () => Promise<T>) {}
+  constructor(
+    private readonly round: () => Promise<T>,
+    private readonly reuseMs = 0,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   run(): Promise<T> {
-    if (this.running === null) {
-      this.running = this.round().finally(() => {
-        this.running = null;
-      });
-    }
+    if (this.running !== null) return this.running;
+    if (this.last !== null && this.now() - this.last.endedAt < this.reuseMs) return Promise.resolve(this.last.value);
+    const running = this.round().then((value) => {
+      this.last = { value, endedAt: this.now() };
+      return value;
+    });
+    this.running = running.finally(() => {
+      this.running = null;
+    });
     return this.running;
   }
 }

@@ -11,7 +11,7 @@ import { FleetLogSpec, type NodeLogSpec, type SetLogSpecAnswer, type SetLogSpecR
 import { FleetMetrics } from './metrics';
 import { mapBounded } from './pool';
 import { PutBackStore, type PendingPutBack } from './putback-store';
-import type { FleetEvent, FleetEventListener, NodePutBack, NodeSelector } from './types';
+import type { FleetEvent, FleetEventListener, FleetNode, NodePutBack, NodeSelector } from './types';
 import { groupVersions, type FleetVersionReport } from './versions';
 
 /** What the fleet uses of OperationsSystem (its public API, as the Kubernetes integration does). */
@@ -56,6 +56,8 @@ export class FleetService {
   private readonly healthRound: Coalescer<FleetHealthReport>;
   private readonly versionRound: Coalescer<FleetVersionReport>;
   private poll: Cancellable | null = null;
+  /** How long each node took in the last round (its timeout when it gave none), for the call order. */
+  private readonly lastCost = new Map<string, number>();
 
   constructor(config: FleetConfig, host: FleetHost, options: FleetServiceOptions = {}) {
     const problems = fleetServerProblems(host.config);
@@ -75,8 +77,9 @@ export class FleetService {
       material: (group) => this.material(group),
       onPeerCertificate: (node, notAfter) => this.metrics.recordCertificate(node, notAfter),
     });
-    this.healthRound = new Coalescer(() => this.checkHealth());
-    this.versionRound = new Coalescer(() => this.readVersions());
+    const now = (): number => this.scheduler.now();
+    this.healthRound = new Coalescer(() => this.checkHealth(), config.minRoundIntervalMs, now);
+    this.versionRound = new Coalescer(() => this.readVersions(), config.minRoundIntervalMs, now);
     this.logSpec = new FleetLogSpec({
       nodes: config.nodes,
       client: this.client,
@@ -181,20 +184,39 @@ export class FleetService {
     }
   }
 
+  /**
+   * Every node once, within the concurrency bound, slowest of the last round first: a hung node
+   * then waits out its timeout while the others are asked, instead of starting its timeout at the
+   * end of the queue (a round costs about max(nodeTimeout, the time to ask the rest)). Results
+   * come back in configuration order.
+   */
+  private async everyNode<R>(work: (node: FleetNode) => Promise<{ result: R; latencyMs: number }>): Promise<R[]> {
+    const order = this.config.nodes.map((node, index) => ({ node, index }));
+    order.sort((a, b) => (this.lastCost.get(b.node.name) ?? 0) - (this.lastCost.get(a.node.name) ?? 0));
+    const results = new Array<R>(order.length);
+    await mapBounded(order, this.config.concurrency, async ({ node, index }) => {
+      const { result, latencyMs } = await work(node);
+      this.lastCost.set(node.name, latencyMs);
+      results[index] = result;
+    });
+    return results;
+  }
+
   private async checkHealth(): Promise<FleetHealthReport> {
-    const nodes = await mapBounded(this.config.nodes, this.config.concurrency, async (node) =>
-      nodeHealth(node, await this.client.call(node, 'GET', '/healthz')),
-    );
+    const nodes = await this.everyNode(async (node) => {
+      const outcome = await this.client.call(node, 'GET', '/healthz');
+      return { result: nodeHealth(node, outcome), latencyMs: outcome.latencyMs };
+    });
     const report = evaluateHealth(nodes, this.config.healthy, this.scheduler.now());
     this.metrics.recordHealth(report);
     return report;
   }
 
   private async readVersions(): Promise<FleetVersionReport> {
-    const answers = await mapBounded(this.config.nodes, this.config.concurrency, async (node) => ({
-      node,
-      outcome: await this.client.call(node, 'GET', '/version'),
-    }));
+    const answers = await this.everyNode(async (node) => {
+      const outcome = await this.client.call(node, 'GET', '/version');
+      return { result: { node, outcome }, latencyMs: outcome.latencyMs };
+    });
     const report = groupVersions(answers);
     this.metrics.recordVersions(report);
     return report;

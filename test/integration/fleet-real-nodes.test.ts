@@ -122,6 +122,8 @@ beforeAll(async () => {
       stateDirectory: stateDir,
       nodeTimeout: '2s',
       pollInterval: '0s',
+      // Every request a fresh round: these tests stop and start nodes between calls.
+      minRoundInterval: '0s',
       writers: [operatorSubject],
       groups: {
         org1: group(fabric25.dir, 'org1'),

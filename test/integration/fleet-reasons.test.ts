@@ -65,6 +65,7 @@ beforeAll(async () => {
       stateDirectory: stateDir,
       nodeTimeout: '1s',
       pollInterval: '0s',
+      minRoundInterval: '0s',
       healthy: { minCount: 2 },
       groups: {
         org1: {
