@@ -150,14 +150,15 @@ export class FleetLogSpec {
   }
 
   /** Validates everything before any node is touched (throws LogSpecError / FleetRequestError). */
-  set(request: SetLogSpecRequest, actor: string): Promise<SetLogSpecAnswer> {
+  async set(request: SetLogSpecRequest, actor: string): Promise<SetLogSpecAnswer> {
     const spec = formatLogSpec(parseLogSpec(request.spec));
     if (request.ttlMs !== undefined && (!Number.isInteger(request.ttlMs) || request.ttlMs < 1000 || request.ttlMs > maxTtlMs)) {
       throw new FleetRequestError(`ttl: must be between 1s and ${maxTtlMs / 3_600_000}h; got ${request.ttlMs} ms`);
     }
+    this.checkSelector(request.selector);
     const targets = select(request.selector, this.options.nodes);
     if (targets.length === 0) throw new FleetRequestError(`selector ${JSON.stringify(request.selector)} matches no node`);
-    return this.serial(() => this.apply(spec, targets, request, actor));
+    return await this.serial(() => this.apply(spec, targets, request, actor));
   }
 
   private async apply(spec: string, targets: FleetNode[], request: SetLogSpecRequest, actor: string): Promise<SetLogSpecAnswer> {
@@ -244,8 +245,9 @@ export class FleetLogSpec {
   }
 
   /** DELETE /fleet/logspec: every pending put-back the selector matches, now. */
-  restore(selector: NodeSelector, actor: string): Promise<NodePutBack[]> {
-    return this.serial(async () => {
+  async restore(selector: NodeSelector, actor: string): Promise<NodePutBack[]> {
+    this.checkSelector(selector);
+    return await this.serial(async () => {
       const entries = [...this.pending.values()].filter((entry) => {
         const node = this.byName.get(entry.node);
         return node !== undefined && matches(selector, node);
@@ -255,6 +257,17 @@ export class FleetLogSpec {
       this.report('cancel', actor, results);
       return results;
     });
+  }
+
+  /** A name or group the fleet does not have is a typo, not an empty match: refused, naming it. */
+  private checkSelector(selector: NodeSelector): void {
+    const unknownNames = (selector.names ?? []).filter((name) => !this.byName.has(name));
+    if (unknownNames.length > 0)
+      throw new FleetRequestError(`selector.names: no node named ${unknownNames.map((name) => JSON.stringify(name)).join(', ')} in the fleet`);
+    const groups = new Set(this.options.nodes.map((node) => node.group));
+    const unknownGroups = (selector.groups ?? []).filter((group) => !groups.has(group));
+    if (unknownGroups.length > 0)
+      throw new FleetRequestError(`selector.groups: no group ${unknownGroups.map((group) => JSON.stringify(group)).join(', ')} in the fleet`);
   }
 
   private entryFor(name: string, current: string, spec: string, dueAt: number, actor: string): PendingPutBack {

@@ -150,4 +150,12 @@ describe('fleet logspec with an injected scheduler', () => {
       ],
     });
   });
+
+  test('a selector naming a node or group the fleet does not have is refused before any node is touched', async () => {
+    const { doubles, manager } = setup(['a', 'b']);
+    await expect(manager.set({ spec: 'debug', selector: { names: ['a', 'typo'] } }, 'op')).rejects.toThrow('selector.names: no node named "typo" in the fleet');
+    await expect(manager.set({ spec: 'debug', selector: { groups: ['org9'] } }, 'op')).rejects.toThrow('selector.groups: no group "org9" in the fleet');
+    await expect(manager.set({ spec: 'debug', selector: { labels: { role: 'none' } } }, 'op')).rejects.toThrow('matches no node');
+    expect(doubles.get('a')!.calls).toEqual([]);
+  });
 });
