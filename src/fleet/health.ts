@@ -61,6 +61,7 @@ export function evaluateHealth(nodes: NodeHealth[], rule: { minShare: number } |
 export class Coalescer<T> {
   private running: Promise<T> | null = null;
   private last: { value: T; endedAt: number } | null = null;
+  private generation = 0;
 
   constructor(
     private readonly round: () => Promise<T>,
@@ -68,11 +69,18 @@ export class Coalescer<T> {
     private readonly now: () => number = Date.now,
   ) {}
 
+  /** The next run starts a new round (after a write, say): the last answer no longer holds. */
+  invalidate(): void {
+    this.last = null;
+    this.generation += 1;
+  }
+
   run(): Promise<T> {
     if (this.running !== null) return this.running;
     if (this.last !== null && this.now() - this.last.endedAt < this.reuseMs) return Promise.resolve(this.last.value);
+    const generation = this.generation;
     const running = this.round().then((value) => {
-      this.last = { value, endedAt: this.now() };
+      if (generation === this.generation) this.last = { value, endedAt: this.now() };
       return value;
     });
     this.running = running.finally(() => {

@@ -55,6 +55,7 @@ export class FleetService {
   private readonly listeners = new Set<FleetEventListener>();
   private readonly healthRound: Coalescer<FleetHealthReport>;
   private readonly versionRound: Coalescer<FleetVersionReport>;
+  private readonly logSpecRound: Coalescer<NodeLogSpec[]>;
   private poll: Cancellable | null = null;
   /** How long each node took in the last round (its timeout when it gave none), for the call order. */
   private readonly lastCost = new Map<string, number>();
@@ -80,6 +81,8 @@ export class FleetService {
     const now = (): number => this.scheduler.now();
     this.healthRound = new Coalescer(() => this.checkHealth(), config.minRoundIntervalMs, now);
     this.versionRound = new Coalescer(() => this.readVersions(), config.minRoundIntervalMs, now);
+    // Reads of every node's spec are shared and reused like health rounds; any write or put-back invalidates them.
+    this.logSpecRound = new Coalescer(() => this.logSpec.read(), config.minRoundIntervalMs, now);
     this.logSpec = new FleetLogSpec({
       nodes: config.nodes,
       client: this.client,
@@ -146,7 +149,7 @@ export class FleetService {
   }
 
   readLogSpecs(): Promise<NodeLogSpec[]> {
-    return this.logSpec.read();
+    return this.logSpecRound.run();
   }
 
   setLogSpec(request: SetLogSpecRequest, actor: string): Promise<SetLogSpecAnswer> {
@@ -175,6 +178,7 @@ export class FleetService {
   }
 
   private emit(event: FleetEvent): void {
+    this.logSpecRound.invalidate();
     for (const listener of [...this.listeners]) {
       try {
         listener(event);

@@ -37,4 +37,27 @@ describe('health rounds: coalescing and the reuse window', () => {
     await expect(coalescer.run()).rejects.toThrow('boom');
     expect(await coalescer.run()).toBe(2);
   });
+
+  test('invalidate: the next caller gets a new round, and a round in flight when it was called is not reused', async () => {
+    let rounds = 0;
+    let finish: (value: number) => void = () => undefined;
+    const coalescer = new Coalescer(() => {
+      rounds += 1;
+      return new Promise<number>((resolve) => (finish = resolve));
+    }, 60_000);
+    const first = coalescer.run();
+    coalescer.invalidate();
+    finish(1);
+    expect(await first).toBe(1);
+    const second = coalescer.run();
+    expect(rounds).toBe(2);
+    finish(2);
+    expect(await second).toBe(2);
+    expect(await coalescer.run()).toBe(2);
+    coalescer.invalidate();
+    const third = coalescer.run();
+    finish(3);
+    expect(await third).toBe(3);
+    expect(rounds).toBe(3);
+  });
 });
