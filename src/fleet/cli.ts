@@ -21,6 +21,11 @@ Commands:
   logspec restore              put back every pending TTL now (DELETE /fleet/logspec);
                                the selector options narrow it
 
+One-shot, without a running server (status, versions and logspec get only):
+  --fleet-config FILE  ask the nodes of this fleet configuration directly, with its groups'
+                       credentials; writes go through a running fleet endpoint, whose
+                       process owns the TTL put-backs
+
 Connection (or the environment variables named):
   --url URL        the fleet endpoint, https://host:port (FABRIC_OPS_FLEET_URL)
   --cert FILE      client certificate (FABRIC_OPS_FLEET_CERT)
@@ -198,6 +203,42 @@ function selectorFrom(values: Record<string, unknown>): NodeSelector {
   return selector;
 }
 
+/**
+ * The read-only commands without a server: a FleetService of this process asks the nodes and
+ * answers what the endpoint would. Loaded here only (zod, the node client).
+ */
+async function oneShot(file: string, path: string, err: NodeJS.WritableStream): Promise<{ status: number; json: Json }> {
+  /* eslint-disable @typescript-eslint/no-require-imports -- the fleet service only for --fleet-config */
+  const { loadFleetConfig } = require('./config') as typeof import('./config');
+  const { FleetService } = require('./service') as typeof import('./service');
+  const { LoggingSystem } = require('../logging/logging-system') as typeof import('../logging/logging-system');
+  const { DisabledProvider } = require('../metrics/disabled/provider') as typeof import('../metrics/disabled/provider');
+  /* eslint-enable @typescript-eslint/no-require-imports */
+  let config;
+  try {
+    config = loadFleetConfig(file);
+  } catch (error) {
+    throw new UsageError(`--fleet-config: ${(error as Error).message}`);
+  }
+  const logging = new LoggingSystem({ spec: 'warning', stream: err });
+  let fleet;
+  try {
+    fleet = new FleetService({ ...config, minRoundIntervalMs: 0 }, { logger: logging.getLogger('fleet'), metrics: new DisabledProvider() });
+  } catch (error) {
+    throw new UsageError(`--fleet-config: ${(error as Error).message}`);
+  }
+  switch (path) {
+    case '/fleet/healthz': {
+      const report = await fleet.health();
+      return { status: report.status === 'OK' ? 200 : 503, json: report as unknown as Json };
+    }
+    case '/fleet/version':
+      return { status: 200, json: (await fleet.versions()) as unknown as Json };
+    default:
+      return { status: 200, json: { nodes: await fleet.readLogSpecs() } };
+  }
+}
+
 /** Runs the command; returns the exit status. Writes to the given streams. */
 export async function runFleetCommand(argv: string[], env: NodeJS.ProcessEnv, out: NodeJS.WritableStream, err: NodeJS.WritableStream): Promise<number> {
   try {
@@ -218,6 +259,7 @@ export async function runFleetCommand(argv: string[], env: NodeJS.ProcessEnv, ou
         dialect: { type: 'string' },
         ttl: { type: 'string' },
         'all-or-nothing': { type: 'boolean' },
+        'fleet-config': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -268,6 +310,17 @@ export async function runFleetCommand(argv: string[], env: NodeJS.ProcessEnv, ou
         break;
       default:
         throw new UsageError(command === '' ? 'a command is required: status, versions, logspec get|set|restore' : `unknown fleet command "${command}"`);
+    }
+    const fleetConfig = values['fleet-config'];
+    if (fleetConfig !== undefined) {
+      if (method !== 'GET') {
+        throw new UsageError(
+          `fleet ${command}: --fleet-config answers status, versions and logspec get; writes go through a running fleet endpoint (--url), whose process owns the TTL put-backs`,
+        );
+      }
+      const answer = await oneShot(fleetConfig, path, err);
+      out.write(values.json ? `${JSON.stringify(answer.json, null, 2)}\n` : render(answer.json));
+      return answer.status >= 200 && answer.status < 300 ? 0 : 1;
     }
     const conn = connection(values, env);
     let answer;

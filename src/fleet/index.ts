@@ -2,10 +2,11 @@
 import type { HttpExtension } from '../system';
 import type { FleetConfig } from './config';
 import { fleetRouter } from './http';
-import { FleetService, type FleetHost, type FleetServiceOptions } from './service';
+import { ConfigError } from '../errors';
+import { FleetService, fleetServerProblems, type FleetHost, type FleetServiceOptions } from './service';
 
 export { loadFleetConfig, fleetConfigFrom, fleetConfigEnvironmentVariable, type FleetConfig } from './config';
-export { FleetService, fleetServerProblems, type FleetHost, type FleetServiceOptions } from './service';
+export { FleetService, fleetServerProblems, type FleetHost, type FleetEnvironment, type FleetServiceOptions } from './service';
 export type { FleetHealthReport } from './health';
 export type { FleetVersionReport } from './versions';
 export type { SetLogSpecRequest, SetLogSpecAnswer, NodeLogSpec } from './logspec';
@@ -24,7 +25,9 @@ export interface FleetExtensionOptions extends FleetServiceOptions {
  */
 export function fleetExtension(config: FleetConfig, options: FleetExtensionOptions = {}): (host: FleetHost) => HttpExtension {
   return (host) => {
-    const fleet = new FleetService(config, host, options);
+    const problems = fleetServerProblems(host.config);
+    if (problems.length > 0) throw new ConfigError(problems);
+    const fleet = new FleetService(config, { logger: host.getLogger('operations.fleet'), metrics: host.metrics }, options);
     fleet.start();
     options.onCreated?.(fleet);
     return { path: '/fleet', handler: fleetRouter(fleet, host.getLogger('operations.fleet')), stop: () => fleet.stop() };

@@ -1,5 +1,4 @@
 import type { NormalisedConfig } from '../config/types';
-import { ConfigError } from '../errors';
 import type { Logger } from '../logging/types';
 import { realScheduler, type Cancellable, type Scheduler } from '../metrics/scheduler';
 import type { MetricsProvider } from '../metrics/types';
@@ -19,6 +18,12 @@ export interface FleetHost {
   readonly config: NormalisedConfig;
   getLogger(name: string): Logger;
   readonly metrics: MetricsProvider;
+}
+
+/** Where the service logs and counts: the operations system's (fleetExtension), or the one-shot command's. */
+export interface FleetEnvironment {
+  logger: Logger;
+  metrics: MetricsProvider;
 }
 
 export interface FleetServiceOptions {
@@ -60,17 +65,16 @@ export class FleetService {
   /** How long each node took in the last round (its timeout when it gave none), for the call order. */
   private readonly lastCost = new Map<string, number>();
 
-  constructor(config: FleetConfig, host: FleetHost, options: FleetServiceOptions = {}) {
-    const problems = fleetServerProblems(host.config);
-    if (problems.length > 0) throw new ConfigError(problems);
+  /** Serves nothing itself: fleetExtension checks that the server can carry /fleet before making one. */
+  constructor(config: FleetConfig, environment: FleetEnvironment, options: FleetServiceOptions = {}) {
     this.config = config;
-    this.logger = host.getLogger('operations.fleet');
+    this.logger = environment.logger;
     this.scheduler = options.scheduler ?? realScheduler;
     // Every group's files are read now: a start with unreadable credentials fails, naming them.
     for (const [name, group] of Object.entries(config.groups)) {
       if (group.tls) this.materials.set(name, { fingerprint: fingerprintFiles(group.tls), material: readGroupMaterial(name, group.tls) });
     }
-    this.metrics = new FleetMetrics(host.metrics, config.nodes);
+    this.metrics = new FleetMetrics(environment.metrics, config.nodes);
     this.client = new NodeClient({
       timeoutMs: config.nodeTimeoutMs,
       maxResponseBytes: config.maxResponseBytes,

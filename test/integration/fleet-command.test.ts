@@ -138,6 +138,22 @@ test('bad arguments exit 2 naming the flag; a refused request exits 1 with the s
   expect(refused.stderr).toContain('answered 403');
 });
 
+test('one-shot from the configuration, no server: status, versions and logspec get; writes refused (exit 2)', async () => {
+  const file = path.join(dir, 'fleet.yaml');
+  const status = await fleetCli(['status', '--fleet-config', file], { FABRIC_OPS_FLEET_URL: '' });
+  expect(status.stderr).toBe('');
+  expect(status.code).toBe(0);
+  expect(status.stdout).toMatch(/^peer0\.org1\s+org1\s+peer\s+ok\s+\d+ms$/m);
+  expect(status.stdout).toContain('2/2 healthy (2 required): OK');
+  const versions = await fleetCli(['versions', '--json', '--fleet-config', file]);
+  expect((JSON.parse(versions.stdout) as { skew: boolean }).skew).toBe(true);
+  const get = await fleetCli(['logspec', 'get', '--fleet-config', file]);
+  expect(get.stdout).toMatch(/^ops0\s+ops\s+info$/m);
+  const set = await fleetCli(['logspec', 'set', 'debug', '--fleet-config', file]);
+  expect(set.code).toBe(2);
+  expect(set.stderr).toContain('writes go through a running fleet endpoint');
+});
+
 test('the server refuses fleet mode without TLS, exit 2 naming the key; a bad fleet file exits 2 naming its key', async () => {
   const plain = runCli(['--fleet-config', path.join(dir, 'fleet.yaml')], { CORE_OPERATIONS_LISTENADDRESS: '127.0.0.1:0' });
   expect((await plain.exited).code).toBe(2);
