@@ -43,20 +43,30 @@ export class FabricNodes {
 
   static async start(release: '2.5.12' | '3.0.0', settings: { orgs: number; peersPerOrg: number; orderers: number }): Promise<FabricNodes> {
     const dir = await mkdtemp(path.join(tmpdir(), `fabric-ops-fleet-${release}-`));
-    // Four ports a node from BASE_PORT: a base from a free port, in a range others rarely use.
-    const base = 30000 + Math.floor(Math.random() * 800) * 40;
-    const env = {
-      ...process.env,
-      FABRIC_HOME: path.join(toolsDir(), `fabric-${release}`),
-      FABNODES_DIR: dir,
-      BASE_PORT: String(base),
-      ORGS: String(settings.orgs),
-      PEERS_PER_ORG: String(settings.peersPerOrg),
-      ORDERERS: String(settings.orderers),
-    };
-    const nodes = new FabricNodes(dir, release, env);
-    await nodes.up();
-    return nodes;
+    // Four ports a node from BASE_PORT, at a random base: other tests on the machine may hold one;
+    // a base whose ports are taken fails the start, and another base is tried (three in all).
+    let lastError: unknown;
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      const base = 30000 + Math.floor(Math.random() * 800) * 40;
+      const env = {
+        ...process.env,
+        FABRIC_HOME: path.join(toolsDir(), `fabric-${release}`),
+        FABNODES_DIR: dir,
+        BASE_PORT: String(base),
+        ORGS: String(settings.orgs),
+        PEERS_PER_ORG: String(settings.peersPerOrg),
+        ORDERERS: String(settings.orderers),
+      };
+      const nodes = new FabricNodes(dir, release, env);
+      try {
+        await nodes.up();
+        return nodes;
+      } catch (error) {
+        lastError = error;
+        await nodes.down();
+      }
+    }
+    throw lastError;
   }
 
   async up(): Promise<void> {
