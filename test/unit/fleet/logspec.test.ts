@@ -56,9 +56,9 @@ function setup(names: string[]) {
   const manager = make();
   manager.start();
   /** Lets queued work (promise chains) run after timers fired. */
-  const settle = async () => {
+  const settle = async (which: FleetLogSpec = manager) => {
     for (let i = 0; i < 20; i += 1) await Promise.resolve();
-    await manager.idle();
+    await which.idle();
   };
   return { scheduler, doubles, manager, make, dir, events, lines, settle };
 }
@@ -121,7 +121,7 @@ describe('fleet logspec with an injected scheduler', () => {
   });
 
   test('the state file: atomic JSON, loaded by the next instance; a corrupt file stops the start naming it', async () => {
-    const { manager, make, dir } = setup(['a']);
+    const { manager, make, dir, scheduler, doubles, settle } = setup(['a']);
     await manager.set({ spec: 'debug', selector: {}, ttlMs: 10_000 }, 'op');
     const file = path.join(dir, 'fleet-putbacks.json');
     expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ version: 1, pending: [{ node: 'a', previous: 'info', specs: ['debug'], actor: 'op' }] });
@@ -129,6 +129,14 @@ describe('fleet logspec with an injected scheduler', () => {
     const next = make();
     next.start();
     expect(next.pendingPutBacks()).toHaveLength(1);
+    // Restarted before the TTL ended: the put-back fires when it was due, not at once.
+    scheduler.advance(9_000);
+    await settle(next);
+    expect(doubles.get('a')!.spec).toBe('debug');
+    scheduler.advance(1_000);
+    await settle(next);
+    expect(doubles.get('a')!.spec).toBe('info');
+    expect(next.pendingPutBacks()).toEqual([]);
     next.stop();
     writeFileSync(file, '{"version":1,"pending":[{"node":');
     expect(() => make().start()).toThrow(/fleet-putbacks\.json is not JSON/);
