@@ -4,7 +4,7 @@
  * many node calls 100 concurrent callers cause, and the fleet server's memory.
  *
  *   node_modules/.bin/tsc -p tsconfig.json --outDir .tmp/bench-build \
- *     && $(scripts/node24.sh) --expose-gc .tmp/bench-build/bench/fleet.js [--nodes 500] [--timeout 1s] [--concurrency 16,64]
+ *     && $(scripts/node24.sh) --expose-gc .tmp/bench-build/bench/fleet.js [--nodes 500] [--timeout 1s] [--concurrency 16,64] [--rounds 6]
  *
  * The nodes run in a child process (one process, 500 HTTPS ports, each answering /healthz and
  * /version as Fabric does, counting its calls), so the fleet server's memory is its own.
@@ -73,7 +73,12 @@ const median = (values: number[]): number => [...values].sort((a, b) => a - b)[M
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
-    options: { nodes: { type: 'string', default: '500' }, timeout: { type: 'string', default: '1s' }, concurrency: { type: 'string', default: '16,64' } },
+    options: {
+      nodes: { type: 'string', default: '500' },
+      timeout: { type: 'string', default: '1s' },
+      concurrency: { type: 'string', default: '16,64' },
+      rounds: { type: 'string', default: '6' },
+    },
   });
   const nodeCount = Number(values.nodes);
   const pki = await createTestPki();
@@ -87,7 +92,7 @@ async function main(): Promise<void> {
   console.log(
     `fleet benchmark: ${nodeCount} simulated nodes + 1 hung on loopback (one child process), per-node timeout ${values.timeout}, ${os.cpus().length} CPUs`,
   );
-  console.log('Each line: one fleet server; its /fleet/healthz asked 6 times in a row (the first warms the call order), then by 100 callers at once.');
+  console.log('Each line: one fleet server; its /fleet/healthz asked --rounds times in a row (the first warms the call order), then by 100 callers at once.');
   console.log('RSS is the fleet process (which also runs the callers); heap is after a full GC (node --expose-gc).');
   const heap = (): string => {
     (globalThis as { gc?: () => void }).gc?.();
@@ -124,7 +129,7 @@ async function main(): Promise<void> {
           const rssStarted = process.memoryUsage().rss;
           const alone: number[] = [];
           let status = 0;
-          for (let round = 0; round < 6; round += 1) {
+          for (let round = 0; round < Number(values.rounds); round += 1) {
             // Past the reuse window, so that each request is a round.
             if (config.minRoundIntervalMs > 0) await new Promise((resolve) => setTimeout(resolve, config.minRoundIntervalMs + 50));
             const answer = await get(`${fleet.url}/fleet/healthz`, pki);
@@ -140,7 +145,7 @@ async function main(): Promise<void> {
           const calls = counts.reduce((sum, value) => sum + value, 0);
           const callerMs = callers.map((answer) => answer.ms);
           console.log(
-            `concurrency ${concurrency}, minRoundInterval ${minRoundInterval}: /fleet/healthz ${median(alone).toFixed(0)} ms median of 5 (status ${status}; timeout + 100 ms = ${config.nodeTimeoutMs + 100} ms);` +
+            `concurrency ${concurrency}, minRoundInterval ${minRoundInterval}: /fleet/healthz ${median(alone).toFixed(0)} ms median of ${alone.length} (status ${status}; timeout + 100 ms = ${config.nodeTimeoutMs + 100} ms);` +
               ` 100 callers: ${calls} node calls for ${nodeCount} nodes (max ${Math.max(...counts)} per node), caller p50 ${median(callerMs).toFixed(0)} ms, max ${Math.max(...callerMs).toFixed(0)} ms;` +
               ` RSS ${mb(rssStarted)} -> ${mb(rssRounds)} after the rounds -> ${mb(process.memoryUsage().rss)} after the callers; heap ${heapStarted} -> ${heapRounds} -> ${heap()}`,
           );
