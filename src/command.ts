@@ -3,11 +3,14 @@ import { parseArgs } from 'node:util';
 import { settingsReference } from './config/reference';
 import { dialects, type Dialect } from './config/types';
 import { ConfigError, DedicatedCaError, FabricOpsError, ListenError, LogSpecError, TlsMaterialError } from './errors';
-import { OperationsSystem } from './system';
+import { OperationsSystem, type StartOptions } from './system';
+import type * as FleetModule from './fleet';
+import type * as FleetCliModule from './fleet/cli';
 import { startKubernetesIntegration, type KubernetesIntegration } from './kubernetes';
 import { readVersion } from './version';
 
-const usage = `Usage: fabric-ops [--config FILE] [--dialect peer|orderer]
+const usage = `Usage: fabric-ops [--config FILE] [--dialect peer|orderer] [--fleet-config FILE]
+       fabric-ops fleet COMMAND ...   (fabric-ops fleet --help)
 
 Runs the operations service of a Hyperledger Fabric peer or orderer: /logspec, /healthz,
 /metrics and /version, with mutual TLS as the node's configuration says.
@@ -17,6 +20,8 @@ Options:
                          detected from the file's top-level keys
   -d, --dialect DIALECT  peer or orderer: force the dialect, or pick the file in
                          $FABRIC_CFG_PATH (core.yaml / orderer.yaml)
+      --fleet-config FILE  fleet mode: also serve /fleet/* for the nodes this file lists
+                         (or FABRIC_OPS_FLEET_CONFIG; README, "Fleet")
   -k, --list-keys        list every configuration key read in the dialect (default
                          peer), with its environment variable and default
   -h, --help             show this help
@@ -38,7 +43,7 @@ function fail(code: number, lines: readonly string[]): never {
   process.exit(code);
 }
 
-function parseCommandLine(argv: string[]): { configFile?: string; dialect?: Dialect } {
+function parseCommandLine(argv: string[]): { configFile?: string; dialect?: Dialect; fleetConfig?: string } {
   let parsed;
   try {
     parsed = parseArgs({
@@ -46,6 +51,7 @@ function parseCommandLine(argv: string[]): { configFile?: string; dialect?: Dial
       options: {
         config: { type: 'string', short: 'c' },
         dialect: { type: 'string', short: 'd' },
+        'fleet-config': { type: 'string' },
         'list-keys': { type: 'boolean', short: 'k' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
@@ -74,7 +80,7 @@ function parseCommandLine(argv: string[]): { configFile?: string; dialect?: Dial
     process.stdout.write(formatKeyList((dialect as Dialect | undefined) ?? 'peer'));
     process.exit(exitCodes.ok);
   }
-  return { configFile: values.config, dialect: dialect as Dialect | undefined };
+  return { configFile: values.config, dialect: dialect as Dialect | undefined, fleetConfig: values['fleet-config'] };
 }
 
 function formatKeyList(dialect: Dialect): string {
@@ -95,11 +101,26 @@ function exitCodeFor(err: unknown): { code: number; lines: readonly string[] } {
   return { code: exitCodes.runtime, lines: [`unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`] };
 }
 
+/** Fleet mode (src/fleet), loaded only when asked for: a plain start loads neither it nor zod. */
+function fleetExtensions(file: string | undefined): NonNullable<StartOptions['extensions']> {
+  const source = file ?? (process.env.FABRIC_OPS_FLEET_CONFIG || undefined);
+  if (source === undefined) return [];
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- fleet mode only (start time)
+  const fleet = require('./fleet') as typeof FleetModule;
+  return [fleet.fleetExtension(fleet.loadFleetConfig(source))];
+}
+
 async function main(): Promise<void> {
-  const options = parseCommandLine(process.argv.slice(2));
+  if (process.argv[2] === 'fleet') {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- the fleet client only for `fabric-ops fleet`
+    const { runFleetCommand } = require('./fleet/cli') as typeof FleetCliModule;
+    process.exitCode = await runFleetCommand(process.argv.slice(3), process.env, process.stdout, process.stderr);
+    return;
+  }
+  const { fleetConfig, ...options } = parseCommandLine(process.argv.slice(2));
   let system: OperationsSystem;
   try {
-    system = await OperationsSystem.start({ ...options, env: process.env });
+    system = await OperationsSystem.start({ ...options, env: process.env, extensions: fleetExtensions(fleetConfig) });
   } catch (err) {
     const { code, lines } = exitCodeFor(err);
     fail(code, lines);

@@ -3,8 +3,9 @@
  * register health checkers, create metrics, and get loggers ruled by the logging spec.
  */
 import { OperationsSystem, type StartOptions } from './system';
+import type * as FleetModule from './fleet';
 
-export { OperationsSystem, stopGraceMs, type StartOptions } from './system';
+export { OperationsSystem, stopGraceMs, type StartOptions, type HttpExtension } from './system';
 export { loadConfig, type LoadConfigOptions, type LoadedConfig } from './config/load';
 export type { NormalisedConfig, Dialect, HostPort, TlsConfig, MetricsProviderName, StatsdNetwork, ContainerRuntimeType } from './config/types';
 export type { OperationsEvent, OperationsEventListener, OperationsEventType } from './events';
@@ -27,4 +28,31 @@ export * from './errors';
 /** Starts an operations system from a config object, a file, or the environment as the command does. */
 export function startOperationsSystem(options: StartOptions = {}): Promise<OperationsSystem> {
   return OperationsSystem.start(options);
+}
+
+// Fleet mode (README, "Fleet"): loaded on first use, so that importing the library does not load zod.
+export type {
+  FleetConfig,
+  FleetService,
+  FleetExtensionOptions,
+  FleetEvent,
+  FleetEventListener,
+  FleetNode,
+  NodeSelector,
+  FleetHealthReport,
+  FleetVersionReport,
+  SetLogSpecRequest,
+  SetLogSpecAnswer,
+} from './fleet';
+
+/** Reads and checks a fleet configuration file; throws ConfigError naming the file and key. */
+export function loadFleetConfig(file: string): FleetModule.FleetConfig {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- fleet mode on first use
+  return (require('./fleet') as typeof FleetModule).loadFleetConfig(file);
+}
+
+/** For `startOperationsSystem({ extensions: [fleetExtension(config)] })`: serves /fleet/* (needs TLS and client CAs on the server). */
+export function fleetExtension(config: FleetModule.FleetConfig, options?: FleetModule.FleetExtensionOptions): NonNullable<StartOptions['extensions']>[number] {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- fleet mode on first use
+  return (require('./fleet') as typeof FleetModule).fleetExtension(config, options);
 }

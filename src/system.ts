@@ -1,4 +1,5 @@
 import type { SecureContextOptions } from 'node:tls';
+import type { RequestHandler } from 'express';
 import { loadConfig } from './config/load';
 import { configDelayProblems } from './config/normalise';
 import type { Dialect, HostPort, NormalisedConfig } from './config/types';
@@ -43,6 +44,15 @@ export interface StartOptions {
    * size, pipelined requests); each one defaults to Fabric's value. Shorter ones are for tests.
    */
   httpLimits?: Partial<HttpLimits>;
+  /** Concerns serving their own paths (fleet mode): made once logging and metrics exist, before the server listens; stopped with the system. */
+  extensions?: ReadonlyArray<(system: OperationsSystem) => HttpExtension>;
+}
+
+/** A router of another concern (fleet mode's /fleet) mounted on the operations server. */
+export interface HttpExtension {
+  path: string;
+  handler: RequestHandler;
+  stop(): Promise<void>;
 }
 
 /** Time in-flight requests get to finish on stop (SIGTERM). */
@@ -66,6 +76,7 @@ export class OperationsSystem {
   private readonly events: OperationsEventEmitter;
   private certificate: CertificateSummary | null = null;
   private readonly requestCounters = new Map<string, Map<number, Counter>>();
+  private extensions: HttpExtension[] = [];
 
   private constructor(config: NormalisedConfig, configSource: string, options: StartOptions) {
     this.config = config;
@@ -135,7 +146,8 @@ export class OperationsSystem {
     }
 
     const limits = httpLimits(options.httpLimits);
-    const app = createOperationsApp(this.domain(), { tlsEnabled: tls !== null, logger: this.logger, limits });
+    for (const make of options.extensions ?? []) this.extensions.push(make(this));
+    const app = createOperationsApp(this.domain(), { tlsEnabled: tls !== null, logger: this.logger, limits, mounts: this.extensions });
     const connectionsRefused = this.serviceMetrics.connectionsRefused;
     this.server = await startServer(
       config.operations.listen,
@@ -297,6 +309,7 @@ export class OperationsSystem {
     this.stopping ??= (async () => {
       this.watcher?.stop();
       if (this.server) await this.server.close(graceMs);
+      for (const extension of this.extensions) await extension.stop();
       this.runtime?.close();
       await this.metricsSystem.stop();
       this.logging.setObserver(null);

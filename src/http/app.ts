@@ -16,6 +16,8 @@ export interface AppOptions {
   tlsEnabled: boolean;
   logger: Logger;
   limits: Pick<HttpLimits, 'responseTimeoutMs' | 'maxBodyBytes'>;
+  /** Routers of other concerns (fleet mode's /fleet), each guarding its own paths. */
+  mounts?: ReadonlyArray<{ path: string; handler: RequestHandler }>;
 }
 
 interface Route {
@@ -49,6 +51,8 @@ export function createOperationsApp(domain: OperationsDomain, options: AppOption
   app.use(countResponses(domain));
   app.use(limitResponseTime(options.logger, options.limits.responseTimeoutMs));
 
+  for (const mount of options.mounts ?? []) app.use(mount.path, mount.handler);
+
   const clientCertificate = requireClientCertificate(options.tlsEnabled, options.logger);
 
   for (const route of routes) {
@@ -75,7 +79,9 @@ export function createOperationsApp(domain: OperationsDomain, options: AppOption
 function countResponses(domain: OperationsDomain): RequestHandler {
   return (req, res, next) => {
     res.on('finish', () => {
-      const route = (req.route as { path?: string } | undefined)?.path ?? 'unmatched';
+      const path = (req.route as { path?: string } | undefined)?.path;
+      // A mounted router's route path is relative to its mount point (/fleet + /healthz).
+      const route = path === undefined ? 'unmatched' : `${req.baseUrl}${path}`;
       domain.observeRequest(route, res.statusCode);
     });
     next();

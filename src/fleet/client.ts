@@ -1,0 +1,180 @@
+import http from 'node:http';
+import https from 'node:https';
+import type { TLSSocket, SecureContext } from 'node:tls';
+import { createSecureContext } from 'node:tls';
+import type { Scheduler } from '../metrics/scheduler';
+import { minimumTlsVersion } from '../tls/material';
+import type { GroupMaterial } from './credentials';
+import type { CallFailureReason, FleetNode } from './types';
+
+/** What one call to a node gave: an HTTP answer (any status), or why there was none. */
+export type CallOutcome =
+  | { ok: true; status: number; body: unknown; text: string; latencyMs: number }
+  | { ok: false; reason: CallFailureReason; error: string; latencyMs: number; status?: number };
+
+export interface NodeClientOptions {
+  timeoutMs: number;
+  maxResponseBytes: number;
+  scheduler: Scheduler;
+  /** The group's material; null for a group without TLS. */
+  material(group: string): GroupMaterial | null;
+  /** The notAfter (ms since epoch) of the node's certificate, seen in each handshake. */
+  onPeerCertificate?(node: FleetNode, notAfterMs: number): void;
+}
+
+const tlsErrorCodes = new Set([
+  'EPROTO',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_SIGNATURE_FAILURE',
+  'CERT_UNTRUSTED',
+  'CERT_REJECTED',
+  'HOSTNAME_MISMATCH',
+]);
+
+/** Pure: the reason for a socket or TLS error. */
+export function classifyError(error: NodeJS.ErrnoException): CallFailureReason {
+  const code = error.code ?? '';
+  if (code.startsWith('ERR_SSL_') || code.startsWith('ERR_TLS_') || tlsErrorCodes.has(code)) return 'tls';
+  return 'unreachable';
+}
+
+class CallAbort extends Error {
+  constructor(
+    readonly reason: CallFailureReason,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Calls to nodes' operations endpoints. No keep-alive: every call is a fresh connection with its
+ * own TLS handshake (so the node's current certificate is seen), bounded by one timer over the
+ * whole call (connect, handshake, request, answer) and by a cap on the answer's size.
+ */
+export class NodeClient {
+  private readonly contexts = new Map<string, { material: GroupMaterial; context: SecureContext }>();
+
+  constructor(private readonly options: NodeClientOptions) {}
+
+  private secureContext(group: string): SecureContext | null {
+    const material = this.options.material(group);
+    if (material === null) return null;
+    const cached = this.contexts.get(group);
+    if (cached !== undefined && cached.material === material) return cached.context;
+    const context = createSecureContext({ ca: material.ca, cert: material.cert, key: material.key, minVersion: minimumTlsVersion });
+    this.contexts.set(group, { material, context });
+    return context;
+  }
+
+  call(node: FleetNode, method: 'GET' | 'PUT', path: string, body?: unknown): Promise<CallOutcome> {
+    const { scheduler, timeoutMs, maxResponseBytes } = this.options;
+    const started = scheduler.now();
+    const elapsed = (): number => Math.max(0, scheduler.now() - started);
+    return new Promise<CallOutcome>((resolve) => {
+      let settled = false;
+      const finish = (outcome: CallOutcome): void => {
+        if (settled) return;
+        settled = true;
+        timer.cancel();
+        resolve(outcome);
+      };
+      const url = new URL(path, node.url);
+      const payload = body === undefined ? undefined : JSON.stringify(body);
+      const headers: http.OutgoingHttpHeaders = { Accept: 'application/json', Connection: 'close' };
+      if (payload !== undefined) {
+        headers['Content-Type'] = 'application/json';
+        headers['Content-Length'] = Buffer.byteLength(payload);
+      }
+      let req: http.ClientRequest;
+      try {
+        if (url.protocol === 'https:') {
+          const secureContext = this.secureContext(node.group);
+          req = https.request(url, { method, headers, agent: false, ...(secureContext ? { secureContext } : {}) });
+        } else {
+          req = http.request(url, { method, headers, agent: false });
+        }
+      } catch (error) {
+        finish({ ok: false, reason: 'unreachable', error: (error as Error).message, latencyMs: elapsed() });
+        return;
+      }
+      const timer = scheduler.setTimeout(() => {
+        req.destroy(new CallAbort('timeout', `no complete answer within ${timeoutMs} ms`));
+      }, timeoutMs);
+      req.on('socket', (socket) => {
+        socket.once('secureConnect', () => {
+          const certificate = (socket as TLSSocket).getPeerCertificate();
+          const notAfter = Date.parse(certificate.valid_to);
+          if (Number.isFinite(notAfter)) this.options.onPeerCertificate?.(node, notAfter);
+        });
+      });
+      req.on('error', (error: NodeJS.ErrnoException) => {
+        if (error instanceof CallAbort) finish({ ok: false, reason: error.reason, error: error.message, latencyMs: elapsed() });
+        else finish({ ok: false, reason: classifyError(error), error: `${error.code ?? 'error'}: ${error.message}`, latencyMs: elapsed() });
+      });
+      req.on('response', (res) => {
+        const declared = Number(res.headers['content-length'] ?? 0);
+        if (declared > maxResponseBytes) {
+          req.destroy(new CallAbort('bad_response', `answer of ${declared} bytes is over the ${maxResponseBytes}-byte limit`));
+          return;
+        }
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > maxResponseBytes) {
+            req.destroy(new CallAbort('bad_response', `answer over the ${maxResponseBytes}-byte limit`));
+            return;
+          }
+          chunks.push(chunk);
+        });
+        res.on('error', (error: NodeJS.ErrnoException) => {
+          if (!(error instanceof CallAbort)) finish({ ok: false, reason: 'bad_response', error: `answer cut: ${error.message}`, latencyMs: elapsed() });
+        });
+        res.on('end', () => {
+          const status = res.statusCode ?? 0;
+          const text = Buffer.concat(chunks).toString('utf8');
+          if (status === 401 || status === 403) {
+            finish({ ok: false, reason: 'unauthorized', status, error: `${status}: ${errorText(text)}`, latencyMs: elapsed() });
+            return;
+          }
+          let parsed: unknown = undefined;
+          if (text.trim() !== '') {
+            try {
+              parsed = JSON.parse(text);
+            } catch {
+              finish({
+                ok: false,
+                reason: 'bad_response',
+                status,
+                error: `${status} with a body that is not JSON: ${text.slice(0, 80)}`,
+                latencyMs: elapsed(),
+              });
+              return;
+            }
+          }
+          finish({ ok: true, status, body: parsed, text, latencyMs: elapsed() });
+        });
+      });
+      req.end(payload);
+    });
+  }
+}
+
+/** The `error` field of a Fabric/fabric-ops error answer, else the text (cut). */
+export function errorText(text: string): string {
+  try {
+    const body = JSON.parse(text) as { error?: unknown; Error?: unknown };
+    const message = body.error ?? body.Error;
+    if (typeof message === 'string') return message;
+  } catch {
+    // not JSON: the text itself
+  }
+  return text.trim().slice(0, 200);
+}

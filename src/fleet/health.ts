@@ -1,0 +1,91 @@
+import type { CallOutcome } from './client';
+import type { FailedCheck, FleetNode, NodeHealth } from './types';
+
+export interface FleetHealthReport {
+  status: 'OK' | 'Service Unavailable';
+  /** Nodes whose /healthz answered 200. */
+  healthy: number;
+  total: number;
+  /** Healthy nodes needed for `OK`. */
+  required: number;
+  time: string;
+  nodes: NodeHealth[];
+}
+
+/** Pure: how many healthy nodes the rule asks for, out of `total`. */
+export function requiredHealthy(rule: { minShare: number } | { minCount: number }, total: number): number {
+  if ('minCount' in rule) return rule.minCount;
+  // A share of 0.5 of 5 nodes needs 3: rounded up, so "half" never means "fewer than half".
+  return Math.ceil(rule.minShare * total - 1e-9);
+}
+
+function failedChecks(body: unknown): FailedCheck[] | null {
+  if (typeof body !== 'object' || body === null) return null;
+  const checks = (body as { failed_checks?: unknown }).failed_checks;
+  if (checks === undefined) return [];
+  if (!Array.isArray(checks)) return null;
+  const result: FailedCheck[] = [];
+  for (const check of checks) {
+    if (typeof check !== 'object' || check === null) return null;
+    const { component, reason } = check as { component?: unknown; reason?: unknown };
+    result.push({ component: typeof component === 'string' ? component : '', reason: typeof reason === 'string' ? reason : '' });
+  }
+  return result;
+}
+
+/** Pure: a node's /healthz outcome as its entry (Fabric answers 200 OK or 503 with failed_checks). */
+export function nodeHealth(node: FleetNode, outcome: CallOutcome): NodeHealth {
+  const base = { name: node.name, group: node.group, dialect: node.dialect, url: node.url, latencyMs: Math.round(outcome.latencyMs) };
+  if (!outcome.ok) return { ...base, status: outcome.reason, failed_checks: [], error: outcome.error };
+  const checks = failedChecks(outcome.body);
+  if (checks === null || (outcome.status !== 200 && outcome.status !== 503)) {
+    return { ...base, status: 'bad_response', failed_checks: [], error: `/healthz answered ${outcome.status}: ${outcome.text.slice(0, 120)}` };
+  }
+  if (outcome.status === 200) return { ...base, status: 'ok', failed_checks: [] };
+  return { ...base, status: 'failing', failed_checks: checks };
+}
+
+/** Pure: the fleet's answer from every node's entry. */
+export function evaluateHealth(nodes: NodeHealth[], rule: { minShare: number } | { minCount: number }, now: number): FleetHealthReport {
+  const healthy = nodes.filter((node) => node.status === 'ok').length;
+  const required = requiredHealthy(rule, nodes.length);
+  return { status: healthy >= required ? 'OK' : 'Service Unavailable', healthy, total: nodes.length, required, time: new Date(now).toISOString(), nodes };
+}
+
+/**
+ * One round at a time: a caller arriving while a round runs gets that round's answer, so 100
+ * callers at once make one call per node, not 100. A round that ended less than `reuseMs` ago is
+ * answered again: without it, one client calling in a loop would make every node answer a
+ * request for each of its own (an amplifier in front of the fleet).
+ */
+export class Coalescer<T> {
+  private running: Promise<T> | null = null;
+  private last: { value: T; endedAt: number } | null = null;
+  private generation = 0;
+
+  constructor(
+    private readonly round: () => Promise<T>,
+    private readonly reuseMs = 0,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** The next run starts a new round (after a write, say): the last answer no longer holds. */
+  invalidate(): void {
+    this.last = null;
+    this.generation += 1;
+  }
+
+  run(): Promise<T> {
+    if (this.running !== null) return this.running;
+    if (this.last !== null && this.now() - this.last.endedAt < this.reuseMs) return Promise.resolve(this.last.value);
+    const generation = this.generation;
+    const running = this.round().then((value) => {
+      if (generation === this.generation) this.last = { value, endedAt: this.now() };
+      return value;
+    });
+    this.running = running.finally(() => {
+      this.running = null;
+    });
+    return this.running;
+  }
+}

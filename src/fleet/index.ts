@@ -1,0 +1,35 @@
+/** Fleet mode: one fabric-ops that sees and steers many nodes' operations endpoints (README, "Fleet"). */
+import type { HttpExtension } from '../system';
+import type { FleetConfig } from './config';
+import { fleetRouter } from './http';
+import { ConfigError } from '../errors';
+import { FleetService, fleetServerProblems, type FleetHost, type FleetServiceOptions } from './service';
+
+export { loadFleetConfig, fleetConfigFrom, fleetConfigEnvironmentVariable, type FleetConfig } from './config';
+export { FleetService, fleetServerProblems, type FleetHost, type FleetEnvironment, type FleetServiceOptions } from './service';
+export type { FleetHealthReport } from './health';
+export type { FleetVersionReport } from './versions';
+export type { SetLogSpecRequest, SetLogSpecAnswer, NodeLogSpec } from './logspec';
+export type { PendingPutBack } from './putback-store';
+export type * from './types';
+
+export interface FleetExtensionOptions extends FleetServiceOptions {
+  /** Called with the service once it exists (to subscribe to its events, say). */
+  onCreated?(fleet: FleetService): void;
+}
+
+/**
+ * For OperationsSystem.start({ extensions: [fleetExtension(config)] }): checks that the server
+ * can serve fleet mode (TLS, client CAs; ConfigError otherwise), reads every group's credentials,
+ * loads the pending put-backs, and mounts /fleet.
+ */
+export function fleetExtension(config: FleetConfig, options: FleetExtensionOptions = {}): (host: FleetHost) => HttpExtension {
+  return (host) => {
+    const problems = fleetServerProblems(host.config);
+    if (problems.length > 0) throw new ConfigError(problems);
+    const fleet = new FleetService(config, { logger: host.getLogger('operations.fleet'), metrics: host.metrics }, options);
+    fleet.start();
+    options.onCreated?.(fleet);
+    return { path: '/fleet', handler: fleetRouter(fleet, host.getLogger('operations.fleet')), stop: () => fleet.stop() };
+  };
+}

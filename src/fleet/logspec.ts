@@ -1,0 +1,353 @@
+import { FabricOpsError, LogSpecError } from '../errors';
+import { formatLogSpec, parseLogSpec } from '../logging/spec';
+import type { Logger } from '../logging/types';
+import { backoffDelay, type BackoffPolicy } from '../metrics/statsd/backoff';
+import type { Cancellable, Scheduler } from '../metrics/scheduler';
+import type { Counter } from '../metrics/types';
+import { errorText, type CallOutcome, type NodeClient } from './client';
+import { maxTtlMs } from './config';
+import { mapBounded } from './pool';
+import type { PendingPutBack, PutBackStore } from './putback-store';
+import { matches, select } from './selector';
+import type { FleetEvent, FleetNode, NodeLogSpecChange, NodePutBack, NodeSelector } from './types';
+
+/** A fleet logspec request that cannot be carried out as given (400); no node was touched. */
+export class FleetRequestError extends FabricOpsError {}
+
+export interface SetLogSpecRequest {
+  spec: string;
+  selector: NodeSelector;
+  ttlMs?: number;
+  allOrNothing?: boolean;
+}
+
+export interface SetLogSpecAnswer {
+  /** True when every selected node took the spec. */
+  complete: boolean;
+  spec: string;
+  ttlMs: number | null;
+  allOrNothing: boolean;
+  /** When the put-back is due (ISO 8601), with a TTL. */
+  putBackAt: string | null;
+  nodes: NodeLogSpecChange[];
+}
+
+export interface NodeLogSpec {
+  name: string;
+  group: string;
+  spec?: string;
+  status: 'ok' | NodeLogSpecChange['reason'];
+  error?: string;
+  /** A put-back is pending on this node (ISO 8601 due time). */
+  putBackAt?: string;
+}
+
+export interface LogSpecManagerOptions {
+  nodes: readonly FleetNode[];
+  client: Pick<NodeClient, 'call'>;
+  concurrency: number;
+  scheduler: Scheduler;
+  store: PutBackStore;
+  logger: Logger;
+  changes: Counter;
+  putBacks: Counter;
+  emit(event: FleetEvent): void;
+  /** Retries of a put-back on a node that cannot be reached. */
+  retry?: BackoffPolicy;
+  random?: () => number;
+}
+
+/** A node that could not be reached at put-back time is tried again: 1 s, 2 s, ... up to a minute. */
+export const putBackRetry: BackoffPolicy = { initialMs: 1000, maxMs: 60_000, factor: 2, jitter: 0.2 };
+
+/** Pure: the normalised form of a spec, or null when it does not parse. */
+function normalised(spec: string): string | null {
+  try {
+    return formatLogSpec(parseLogSpec(spec));
+  } catch {
+    return null;
+  }
+}
+
+function specOf(outcome: CallOutcome): { spec: string } | { reason: NonNullable<NodeLogSpecChange['reason']>; error: string } {
+  if (!outcome.ok) return { reason: outcome.reason, error: outcome.error };
+  const spec = (outcome.body as { spec?: unknown } | undefined)?.spec;
+  if (outcome.status !== 200 || typeof spec !== 'string')
+    return { reason: 'bad_response', error: `/logspec answered ${outcome.status}: ${outcome.text.slice(0, 120)}` };
+  return { spec };
+}
+
+function putOutcome(outcome: CallOutcome): { ok: true } | { ok: false; reason: NonNullable<NodeLogSpecChange['reason']>; error: string } {
+  if (!outcome.ok) return { ok: false, reason: outcome.reason, error: outcome.error };
+  if (outcome.status === 204 || outcome.status === 200) return { ok: true };
+  if (outcome.status === 400) return { ok: false, reason: 'rejected', error: `400: ${errorText(outcome.text)}` };
+  return { ok: false, reason: 'bad_response', error: `PUT /logspec answered ${outcome.status}: ${errorText(outcome.text)}` };
+}
+
+/**
+ * Fleet-wide log levels: reads, writes with per-node results, all-or-nothing, and TTL put-backs
+ * that survive a restart. Writes and put-backs run one at a time (a queue), so that two requests
+ * never interleave their reads of "the previous spec".
+ */
+export class FleetLogSpec {
+  private readonly pending = new Map<string, PendingPutBack>();
+  private readonly timers = new Map<string, Cancellable>();
+  private readonly failures = new Map<string, number>();
+  private queue: Promise<unknown> = Promise.resolve();
+  private stopped = false;
+  private readonly byName: Map<string, FleetNode>;
+
+  constructor(private readonly options: LogSpecManagerOptions) {
+    this.byName = new Map(options.nodes.map((node) => [node.name, node]));
+  }
+
+  /** Loads the persisted put-backs and schedules them (an overdue one runs at once). */
+  start(): void {
+    for (const entry of this.options.store.load()) {
+      if (!this.byName.has(entry.node)) {
+        this.options.logger.warn(`pending put-back for node ${entry.node}, which is no longer in the fleet configuration; dropped`, {
+          node: entry.node,
+          previous: entry.previous,
+        });
+        continue;
+      }
+      this.pending.set(entry.node, entry);
+      this.schedule(entry);
+    }
+    if (this.pending.size > 0) this.options.logger.info(`${this.pending.size} pending log level put-backs loaded from ${this.options.store.file}`);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    for (const timer of this.timers.values()) timer.cancel();
+    this.timers.clear();
+  }
+
+  /** Waits for queued writes and put-backs (tests, stop). */
+  idle(): Promise<void> {
+    return this.queue.then(() => undefined);
+  }
+
+  pendingPutBacks(): PendingPutBack[] {
+    return [...this.pending.values()].map((entry) => ({ ...entry, specs: [...entry.specs] }));
+  }
+
+  private serial<T>(work: () => Promise<T>): Promise<T> {
+    const result = this.queue.then(work, work);
+    this.queue = result.catch(() => undefined);
+    return result;
+  }
+
+  async read(): Promise<NodeLogSpec[]> {
+    const { nodes, client, concurrency } = this.options;
+    return mapBounded(nodes, concurrency, async (node) => {
+      const found = specOf(await client.call(node, 'GET', '/logspec'));
+      const due = this.pending.get(node.name)?.dueAt;
+      const putBackAt = due !== undefined ? { putBackAt: new Date(due).toISOString() } : {};
+      if ('spec' in found) return { name: node.name, group: node.group, status: 'ok' as const, spec: found.spec, ...putBackAt };
+      return { name: node.name, group: node.group, status: found.reason, error: found.error, ...putBackAt };
+    });
+  }
+
+  /** Validates everything before any node is touched (throws LogSpecError / FleetRequestError). */
+  async set(request: SetLogSpecRequest, actor: string): Promise<SetLogSpecAnswer> {
+    const spec = formatLogSpec(parseLogSpec(request.spec));
+    if (request.ttlMs !== undefined && (!Number.isInteger(request.ttlMs) || request.ttlMs < 1000 || request.ttlMs > maxTtlMs)) {
+      throw new FleetRequestError(`ttl: must be between 1s and ${maxTtlMs / 3_600_000}h; got ${request.ttlMs} ms`);
+    }
+    this.checkSelector(request.selector);
+    const targets = select(request.selector, this.options.nodes);
+    if (targets.length === 0) throw new FleetRequestError(`selector ${JSON.stringify(request.selector)} matches no node`);
+    return await this.serial(() => this.apply(spec, targets, request, actor));
+  }
+
+  private async apply(spec: string, targets: FleetNode[], request: SetLogSpecRequest, actor: string): Promise<SetLogSpecAnswer> {
+    const { client, concurrency, scheduler, logger } = this.options;
+    const ttlMs = request.ttlMs ?? null;
+    const allOrNothing = request.allOrNothing === true;
+    const dueAt = ttlMs === null ? null : scheduler.now() + ttlMs;
+
+    // 1. The spec each node has now: what all-or-nothing and the TTL put back.
+    const before = await mapBounded(targets, concurrency, async (node) => ({ node, found: specOf(await client.call(node, 'GET', '/logspec')) }));
+    const results = new Map<string, NodeLogSpecChange>();
+    const readable: Array<{ node: FleetNode; previous: string }> = [];
+    for (const { node, found } of before) {
+      if ('spec' in found) readable.push({ node, previous: found.spec });
+      else results.set(node.name, { name: node.name, result: 'failed', reason: found.reason, error: `reading the current spec: ${found.error}` });
+    }
+
+    // 2. Write-ahead: with a TTL, the put-backs are on disk before any node changes. A crash
+    // after this point finds them at start; a node that never took the spec is then left alone.
+    const priorEntries = new Map(readable.map(({ node }) => [node.name, this.pending.get(node.name)]));
+    if (dueAt !== null && readable.length > 0) {
+      for (const { node, previous } of readable) this.pending.set(node.name, this.entryFor(node.name, previous, spec, dueAt, actor));
+      try {
+        await this.persist();
+      } catch (error) {
+        for (const [name, prior] of priorEntries) this.restoreEntry(name, prior);
+        throw error;
+      }
+    }
+
+    // 3. Apply, concurrently within the bound.
+    const applied: Array<{ node: FleetNode; previous: string }> = [];
+    await mapBounded(readable, concurrency, async ({ node, previous }) => {
+      const outcome = putOutcome(await client.call(node, 'PUT', '/logspec', { spec }));
+      if (outcome.ok) {
+        applied.push({ node, previous });
+        results.set(node.name, { name: node.name, result: 'applied', previous });
+      } else {
+        results.set(node.name, { name: node.name, result: 'failed', previous, reason: outcome.reason, error: outcome.error });
+      }
+    });
+
+    // 4. All-or-nothing: any failure puts back the nodes that took it.
+    const complete = applied.length === targets.length;
+    if (allOrNothing && !complete) {
+      await mapBounded(applied, concurrency, async ({ node, previous }) => {
+        const outcome = putOutcome(await client.call(node, 'PUT', '/logspec', { spec: previous }));
+        results.set(
+          node.name,
+          outcome.ok
+            ? { name: node.name, result: 'rolled_back', previous }
+            : { name: node.name, result: 'rollback_failed', previous, reason: outcome.reason, error: outcome.error },
+        );
+      });
+    }
+
+    // 5. The put-backs that remain: a TTL for every node that has our spec now; a write without
+    // TTL makes the spec permanent, so an earlier pending put-back of that node is dropped.
+    for (const { node } of readable) {
+      const result = results.get(node.name)?.result;
+      const holdsOurSpec = result === 'applied' || result === 'rollback_failed';
+      if (holdsOurSpec && dueAt !== null) this.schedule(this.pending.get(node.name) as PendingPutBack);
+      else if (result === 'applied') this.restoreEntry(node.name, undefined);
+      else if (result !== 'rollback_failed') this.restoreEntry(node.name, priorEntries.get(node.name));
+    }
+    if (dueAt !== null || readable.some(({ node }) => priorEntries.get(node.name) !== undefined)) {
+      await this.persist().catch((error: unknown) => logger.error((error as Error).message));
+    }
+
+    const nodes = targets.map((node) => results.get(node.name) as NodeLogSpecChange);
+    for (const node of nodes) this.options.changes.with({ result: node.result }).add(1);
+    const summary = nodes.map((node) => `${node.name}=${node.result}${node.reason ? ` (${node.reason})` : ''}`).join(', ');
+    logger.info(`fleet logging specification '${spec}' set by ${actor}${ttlMs !== null ? ` for ${ttlMs / 1000}s` : ''}: ${summary}`, {
+      audit: 'fleet.logspec.set',
+      actor,
+      selector: request.selector,
+      spec,
+      ttlMs,
+      allOrNothing,
+      nodes,
+    });
+    this.options.emit({ type: 'fleet.logspec.changed', actor, selector: request.selector, spec, ttlMs, allOrNothing, nodes });
+    return { complete, spec, ttlMs, allOrNothing, putBackAt: dueAt === null ? null : new Date(dueAt).toISOString(), nodes };
+  }
+
+  /** DELETE /fleet/logspec: every pending put-back the selector matches, now. */
+  async restore(selector: NodeSelector, actor: string): Promise<NodePutBack[]> {
+    this.checkSelector(selector);
+    return await this.serial(async () => {
+      const entries = [...this.pending.values()].filter((entry) => {
+        const node = this.byName.get(entry.node);
+        return node !== undefined && matches(selector, node);
+      });
+      const results = await mapBounded(entries, this.options.concurrency, (entry) => this.putBack(entry));
+      await this.persist().catch((error: unknown) => this.options.logger.error((error as Error).message));
+      this.report('cancel', actor, results);
+      return results;
+    });
+  }
+
+  /** A name or group the fleet does not have is a typo, not an empty match: refused, naming it. */
+  private checkSelector(selector: NodeSelector): void {
+    const unknownNames = (selector.names ?? []).filter((name) => !this.byName.has(name));
+    if (unknownNames.length > 0)
+      throw new FleetRequestError(`selector.names: no node named ${unknownNames.map((name) => JSON.stringify(name)).join(', ')} in the fleet`);
+    const groups = new Set(this.options.nodes.map((node) => node.group));
+    const unknownGroups = (selector.groups ?? []).filter((group) => !groups.has(group));
+    if (unknownGroups.length > 0)
+      throw new FleetRequestError(`selector.groups: no group ${unknownGroups.map((group) => JSON.stringify(group)).join(', ')} in the fleet`);
+  }
+
+  private entryFor(name: string, current: string, spec: string, dueAt: number, actor: string): PendingPutBack {
+    const existing = this.pending.get(name);
+    const currentNormal = normalised(current) ?? current;
+    if (existing !== undefined && existing.specs.includes(currentNormal)) {
+      // Still ours from an earlier TTL: keep the spec from before the first change.
+      return { ...existing, specs: [...existing.specs.filter((s) => s !== spec), spec], dueAt, actor };
+    }
+    return { node: name, previous: current, specs: [spec], dueAt, actor };
+  }
+
+  private restoreEntry(name: string, prior: PendingPutBack | undefined): void {
+    this.timers.get(name)?.cancel();
+    this.timers.delete(name);
+    if (prior === undefined) this.pending.delete(name);
+    else {
+      this.pending.set(name, prior);
+      this.schedule(prior);
+    }
+  }
+
+  private schedule(entry: PendingPutBack, delayMs?: number): void {
+    if (this.stopped) return;
+    this.timers.get(entry.node)?.cancel();
+    const delay = delayMs ?? Math.max(0, entry.dueAt - this.options.scheduler.now());
+    this.timers.set(
+      entry.node,
+      this.options.scheduler.setTimeout(() => {
+        this.timers.delete(entry.node);
+        void this.serial(async () => {
+          if (this.pending.get(entry.node) !== entry) return;
+          const result = await this.putBack(entry);
+          await this.persist().catch((error: unknown) => this.options.logger.error((error as Error).message));
+          this.report('ttl', `ttl of ${entry.actor}`, [result]);
+        });
+      }, delay),
+    );
+  }
+
+  /** Puts one node back if it still has one of our specs. Unreachable: kept and retried with backoff. */
+  private async putBack(entry: PendingPutBack): Promise<NodePutBack> {
+    const node = this.byName.get(entry.node) as FleetNode;
+    const found = specOf(await this.options.client.call(node, 'GET', '/logspec'));
+    let result: NodePutBack;
+    if (!('spec' in found)) {
+      result = { name: node.name, result: 'failed', error: `reading the current spec: ${found.error}` };
+    } else if (!entry.specs.includes(normalised(found.spec) ?? found.spec)) {
+      result = { name: node.name, result: 'skipped_changed', spec: found.spec };
+    } else {
+      const outcome = putOutcome(await this.options.client.call(node, 'PUT', '/logspec', { spec: entry.previous }));
+      result = outcome.ok ? { name: node.name, result: 'restored', spec: entry.previous } : { name: node.name, result: 'failed', error: outcome.error };
+    }
+    if (result.result === 'failed') {
+      const failures = (this.failures.get(node.name) ?? 0) + 1;
+      this.failures.set(node.name, failures);
+      this.schedule(entry, backoffDelay(this.options.retry ?? putBackRetry, failures, this.options.random ?? Math.random));
+    } else {
+      this.failures.delete(node.name);
+      this.timers.get(node.name)?.cancel();
+      this.timers.delete(node.name);
+      this.pending.delete(node.name);
+    }
+    return result;
+  }
+
+  private report(trigger: 'ttl' | 'cancel', actor: string, nodes: NodePutBack[]): void {
+    for (const node of nodes) this.options.putBacks.with({ result: node.result }).add(1);
+    if (nodes.length === 0) return;
+    const summary = nodes.map((node) => `${node.name}=${node.result}`).join(', ');
+    const log = nodes.some((node) => node.result !== 'restored')
+      ? this.options.logger.warn.bind(this.options.logger)
+      : this.options.logger.info.bind(this.options.logger);
+    log(`fleet logging specification put back (${trigger}) by ${actor}: ${summary}`, { audit: 'fleet.logspec.putback', actor, trigger, nodes });
+    this.options.emit({ type: 'fleet.logspec.putback', actor, trigger, nodes });
+  }
+
+  private persist(): Promise<void> {
+    return this.options.store.save([...this.pending.values()]);
+  }
+}
+
+export { LogSpecError };

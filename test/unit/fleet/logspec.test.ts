@@ -1,0 +1,169 @@
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { CallOutcome } from '../../../src/fleet/client';
+import { FleetLogSpec } from '../../../src/fleet/logspec';
+import { PutBackPersistError, PutBackStore } from '../../../src/fleet/putback-store';
+import type { FleetEvent, FleetNode } from '../../../src/fleet/types';
+import { DisabledProvider } from '../../../src/metrics/disabled/provider';
+import { CaptureLoggers } from '../../support/capture-logger';
+import { FakeScheduler } from '../metrics/fake-scheduler';
+
+/**
+ * The logspec logic with time in the test's hands. Nodes are a double of Fabric's /logspec (GET
+ * answers the normalised spec, PUT 204 or 400, a stopped node refuses the connection); the same
+ * paths run against real peers in test/integration/fleet-real-nodes.test.ts.
+ */
+class NodeDouble {
+  spec = 'info';
+  down = false;
+  calls: string[] = [];
+}
+
+function setup(names: string[]) {
+  const scheduler = new FakeScheduler();
+  const doubles = new Map(names.map((name) => [name, new NodeDouble()]));
+  const nodes: FleetNode[] = names.map((name) => ({ name, url: `https://${name}:1`, dialect: 'peer', group: 'g', labels: {} }));
+  const client = {
+    call: (node: FleetNode, method: 'GET' | 'PUT', _path: string, body?: unknown): Promise<CallOutcome> => {
+      const double = doubles.get(node.name)!;
+      double.calls.push(method);
+      if (double.down) return Promise.resolve({ ok: false, reason: 'unreachable', error: 'ECONNREFUSED', latencyMs: 0 });
+      if (method === 'GET') return Promise.resolve({ ok: true, status: 200, body: { spec: double.spec }, text: '', latencyMs: 0 });
+      double.spec = (body as { spec: string }).spec;
+      return Promise.resolve({ ok: true, status: 204, body: undefined, text: '', latencyMs: 0 });
+    },
+  };
+  const dir = mkdtempSync(path.join(tmpdir(), 'fleet-logspec-'));
+  const events: FleetEvent[] = [];
+  const loggers = new CaptureLoggers();
+  const logger = loggers.getLogger('operations.fleet');
+  const lines = loggers.entries;
+  const provider = new DisabledProvider();
+  const make = () =>
+    new FleetLogSpec({
+      nodes,
+      client,
+      concurrency: 4,
+      scheduler,
+      store: new PutBackStore(dir),
+      logger,
+      changes: provider.newCounter({ name: 'c', help: 'c', labelNames: ['result'] }),
+      putBacks: provider.newCounter({ name: 'p', help: 'p', labelNames: ['result'] }),
+      emit: (event) => events.push(event),
+      random: () => 0.5,
+    });
+  const manager = make();
+  manager.start();
+  /** Lets queued work (promise chains) run after timers fired. */
+  const settle = async (which: FleetLogSpec = manager) => {
+    for (let i = 0; i < 20; i += 1) await Promise.resolve();
+    await which.idle();
+  };
+  return { scheduler, doubles, manager, make, dir, events, lines, settle };
+}
+
+describe('fleet logspec with an injected scheduler', () => {
+  test('a second TTL keeps the spec from before the first: the put-back never restores debug', async () => {
+    const { scheduler, doubles, manager, settle } = setup(['a']);
+    await manager.set({ spec: 'debug', selector: {}, ttlMs: 60_000 }, 'op');
+    scheduler.advance(30_000);
+    await manager.set({ spec: 'gossip=debug:info', selector: {}, ttlMs: 60_000 }, 'op');
+    expect(manager.pendingPutBacks()).toMatchObject([{ node: 'a', previous: 'info', specs: ['debug', 'gossip=debug:info'] }]);
+    scheduler.advance(59_000);
+    await settle();
+    expect(doubles.get('a')!.spec).toBe('gossip=debug:info');
+    scheduler.advance(1_000);
+    await settle();
+    expect(doubles.get('a')!.spec).toBe('info');
+    expect(manager.pendingPutBacks()).toEqual([]);
+  });
+
+  test('a node unreachable when its TTL ends is kept and tried again with backoff until it answers', async () => {
+    const { scheduler, doubles, manager, settle, events } = setup(['a']);
+    await manager.set({ spec: 'debug', selector: {}, ttlMs: 10_000 }, 'op');
+    doubles.get('a')!.down = true;
+    scheduler.advance(10_000);
+    await settle();
+    expect(manager.pendingPutBacks()).toHaveLength(1);
+    scheduler.advance(1_000); // first retry after 1 s (backoff, jitter at its middle)
+    await settle();
+    scheduler.advance(2_000);
+    await settle();
+    expect(doubles.get('a')!.calls.filter((call) => call === 'GET')).toHaveLength(4);
+    doubles.get('a')!.down = false;
+    scheduler.advance(4_000);
+    await settle();
+    expect(doubles.get('a')!.spec).toBe('info');
+    expect(manager.pendingPutBacks()).toEqual([]);
+    const results = events.filter((event) => event.type === 'fleet.logspec.putback').map((event) => event.nodes[0]?.result);
+    expect(results).toEqual(['failed', 'failed', 'failed', 'restored']);
+  });
+
+  test('a write without TTL makes the spec permanent: the earlier put-back is dropped', async () => {
+    const { scheduler, doubles, manager, settle } = setup(['a']);
+    await manager.set({ spec: 'debug', selector: {}, ttlMs: 10_000 }, 'op');
+    await manager.set({ spec: 'warning', selector: {} }, 'op');
+    expect(manager.pendingPutBacks()).toEqual([]);
+    scheduler.advance(20_000);
+    await settle();
+    expect(doubles.get('a')!.spec).toBe('warn');
+  });
+
+  test('put-backs that cannot be written: the request fails and no node is changed', async () => {
+    const { doubles, manager, dir } = setup(['a', 'b']);
+    // A directory where the state file goes: the rename fails (whoever runs the test, root included).
+    mkdirSync(path.join(dir, 'fleet-putbacks.json'));
+    await expect(manager.set({ spec: 'debug', selector: {}, ttlMs: 10_000 }, 'op')).rejects.toBeInstanceOf(PutBackPersistError);
+    expect([doubles.get('a')!.spec, doubles.get('b')!.spec]).toEqual(['info', 'info']);
+    expect(doubles.get('a')!.calls).toEqual(['GET']);
+    expect(manager.pendingPutBacks()).toEqual([]);
+  });
+
+  test('the state file: atomic JSON, loaded by the next instance; a corrupt file stops the start naming it', async () => {
+    const { manager, make, dir, scheduler, doubles, settle } = setup(['a']);
+    await manager.set({ spec: 'debug', selector: {}, ttlMs: 10_000 }, 'op');
+    const file = path.join(dir, 'fleet-putbacks.json');
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ version: 1, pending: [{ node: 'a', previous: 'info', specs: ['debug'], actor: 'op' }] });
+    manager.stop();
+    const next = make();
+    next.start();
+    expect(next.pendingPutBacks()).toHaveLength(1);
+    // Restarted before the TTL ended: the put-back fires when it was due, not at once.
+    scheduler.advance(9_000);
+    await settle(next);
+    expect(doubles.get('a')!.spec).toBe('debug');
+    scheduler.advance(1_000);
+    await settle(next);
+    expect(doubles.get('a')!.spec).toBe('info');
+    expect(next.pendingPutBacks()).toEqual([]);
+    next.stop();
+    writeFileSync(file, '{"version":1,"pending":[{"node":');
+    expect(() => make().start()).toThrow(/fleet-putbacks\.json is not JSON/);
+  });
+
+  test('every write is one audit line with actor, selector, spec, TTL and each node result', async () => {
+    const { manager, lines } = setup(['a', 'b']);
+    await manager.set({ spec: 'gossip=debug', selector: { names: ['a', 'b'] }, ttlMs: 5_000 }, 'CN=operator');
+    const audit = lines.filter((line) => line.fields?.audit === 'fleet.logspec.set');
+    expect(audit).toHaveLength(1);
+    expect(audit[0]?.fields).toMatchObject({
+      actor: 'CN=operator',
+      selector: { names: ['a', 'b'] },
+      spec: 'gossip=debug:info',
+      ttlMs: 5_000,
+      nodes: [
+        { name: 'a', result: 'applied', previous: 'info' },
+        { name: 'b', result: 'applied', previous: 'info' },
+      ],
+    });
+  });
+
+  test('a selector naming a node or group the fleet does not have is refused before any node is touched', async () => {
+    const { doubles, manager } = setup(['a', 'b']);
+    await expect(manager.set({ spec: 'debug', selector: { names: ['a', 'typo'] } }, 'op')).rejects.toThrow('selector.names: no node named "typo" in the fleet');
+    await expect(manager.set({ spec: 'debug', selector: { groups: ['org9'] } }, 'op')).rejects.toThrow('selector.groups: no group "org9" in the fleet');
+    await expect(manager.set({ spec: 'debug', selector: { labels: { role: 'none' } } }, 'op')).rejects.toThrow('matches no node');
+    expect(doubles.get('a')!.calls).toEqual([]);
+  });
+});
