@@ -45,7 +45,10 @@ COPY docker/core.yaml /etc/hyperledger/fabric/core.yaml
 USER 10001:10001
 EXPOSE 9443
 STOPSIGNAL SIGTERM
-ENTRYPOINT ["node", "/opt/fabric-ops/dist/cli.js"]
+# --disable-sigusr1: a SIGUSR1 (from anything in the pod's PID or network namespace) must not open
+# the V8 inspector; an inspector that NODE_OPTIONS would open is refused at start (README, "The
+# command": how to debug on purpose).
+ENTRYPOINT ["node", "--disable-sigusr1", "/opt/fabric-ops/dist/cli.js"]
 ARG VERSION=unknown
 ARG GIT_COMMIT=unknown
 ARG BUILD_DATE=unknown

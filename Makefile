@@ -22,7 +22,7 @@ build: deps
 	npm run --silent build
 
 run: build
-	$(NODE) dist/cli.js $(ARGS)
+	$(NODE) --disable-sigusr1 dist/cli.js $(ARGS)
 
 prereqs:
 	scripts/test-prereqs.sh

@@ -11,6 +11,9 @@ for (const asset of ['health/cri.proto']) {
     fs.copyFileSync(from, path.join(root, 'dist', asset));
   }
 }
+// The bin entry runs by its shebang (npm sets the mode when it installs the package; a checkout
+// needs it too).
+fs.chmodSync(path.join(root, 'dist', 'cli.js'), 0o755);
 let commit = process.env.FABRIC_OPS_COMMIT || 'unknown';
 if (commit === 'unknown') {
   try {
