@@ -4,22 +4,35 @@ NODE := $(shell scripts/node24.sh)
 # (the default is the base scripts/build-node-base.sh makes for machines without an image registry).
 NODE_IMAGE ?= fabric-ops/node-base:24
 IMAGE ?= fabric-ops:latest
-# The package version: `make image` also tags fabric-ops:<version>, the Helm chart's default tag.
+# The package version: `make image` also tags fabric-ops:<version>, the Helm chart's default tag,
+# unless IMAGE names another image (then only IMAGE is tagged).
 VERSION := $(shell sed -n 's/^  "version": "\(.*\)",$$/\1/p' package.json)
+VERSION_TAG := $(if $(filter fabric-ops:latest,$(IMAGE)),-t fabric-ops:$(VERSION))
 # What /version answers in the image (and its org.opencontainers.image.revision label).
 GIT_COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 
 .PHONY: run test compat build deps prereqs bench bench-prereqs image compose-pki compose-images compose-up clean docs
 
+# npm runs under the project's Node (its `#!/usr/bin/env node` and the scripts it starts find it
+# first on the PATH), not under an older `node` of the machine: no EBADENGINE warnings, one runtime.
+NPM := PATH="$(dir $(NODE)):$$PATH" npm
+
 # `npm install --no-save` rather than `npm ci`: it installs the locked versions but, unlike
 # `npm ci`, tolerates a registry that lacks other platforms' optional binaries (unrs-resolver's).
 node_modules/.package-lock.json: package.json package-lock.json
-	npm install --no-save --no-audit --no-fund
+	$(NPM) install --no-save --no-audit --no-fund
 
 deps: node_modules/.package-lock.json
 
-build: deps
-	npm run --silent build
+# tsc runs only when an input changed (and then incrementally: dist/.tsbuildinfo); the commit is
+# written into dist/build-info.json at every build, which costs one short node start.
+BUILD_INPUTS := $(shell find src -type f) package.json tsconfig.json tsconfig.build.json scripts/copy-assets.js
+dist/.built: $(BUILD_INPUTS) | deps
+	$(NPM) run --silent build
+	touch $@
+
+build: dist/.built
+	$(NODE) scripts/copy-assets.js
 
 run: build
 	$(NODE) --disable-sigusr1 dist/cli.js $(ARGS)
@@ -79,7 +92,7 @@ image:
 	  --build-arg GIT_COMMIT=$(GIT_COMMIT) \
 	  --build-arg BUILD_DATE="$$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
 	  --build-arg SOURCE_URL="$$(git remote get-url origin 2>/dev/null || echo unknown)" \
-	  -t $(IMAGE) -t fabric-ops:$(VERSION) .
+	  -t $(IMAGE) $(VERSION_TAG) .
 
 # docker-compose.yml: its throwaway PKI, the local images it needs without a registry, and `up`.
 COMPOSE ?= $(shell docker compose version >/dev/null 2>&1 && echo 'docker compose' || echo docker-compose)
