@@ -128,8 +128,11 @@ describe('the fabric-ops image', () => {
       'org.opencontainers.image.licenses': 'Apache-2.0',
     });
     expect(labels['org.opencontainers.image.source']).toBeDefined();
-    // `make image` also tags fabric-ops:<version>, the Helm chart's default image.
-    expect((await inspect(`fabric-ops:${version}`)).Id).toBe((await inspect(testImage)).Id);
+    // `make image` also tags fabric-ops:<version>, the Helm chart's default image; with IMAGE=x, x only.
+    const tags = async (args: string[]): Promise<string[]> =>
+      [...(await run('make', ['-n', 'image', ...args])).matchAll(/-t (\S+)/g)].map((match) => match[1] ?? '');
+    expect(await tags([])).toEqual(['fabric-ops:latest', `fabric-ops:${version}`]);
+    expect(await tags([`IMAGE=${testImage}`])).toEqual([testImage]);
     expect(Date.parse(labels['org.opencontainers.image.created'] ?? '')).not.toBeNaN();
     const modules = (await run('docker', ['run', '--rm', '--network', 'none', '--entrypoint', 'ls', testImage, '/opt/fabric-ops/node_modules'])).split('\n');
     expect(modules).toEqual(expect.arrayContaining(['express', 'prom-client', 'hot-shots', 'bunyan']));
