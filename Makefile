@@ -67,7 +67,8 @@ docs: deps
 	$(NODE) .tmp/docs-build/scripts/gendocs.js README.md
 
 # Benchmarks print figures; they assert nothing. Compiled with the tests' tsconfig into .tmp/bench-build.
-# bench/http.ts runs the compiled command (dist/) beside bare node:http(s) and express 5, loaded by
+# bench/http.ts runs the compiled command (dist/) beside Go net/http + client_golang (bench/go),
+# bare node:http(s) and express 5, loaded by
 # wrk (Debian package; installed here when missing); BENCH_ARGS="--rounds 5 --seconds 5" for more.
 bench: build prereqs bench-prereqs
 	node_modules/.bin/tsc -p tsconfig.json --outDir .tmp/bench-build
@@ -75,10 +76,13 @@ bench: build prereqs bench-prereqs
 	$(NODE) .tmp/bench-build/bench/metrics.js
 	$(NODE) .tmp/bench-build/bench/health.js
 	$(NODE) .tmp/bench-build/bench/http-hardening.js
+	GO111MODULE=off GOPATH=/usr/share/gocode GOCACHE=$(CURDIR)/.tmp/go-cache GOFLAGS= go build -o .tmp/bench-build/go-ops-server ./bench/go
 	$(NODE) .tmp/bench-build/bench/http.js $(BENCH_ARGS)
 
+# wrk, and Go with client_golang for bench/go (Fabric's stack), from Debian: built offline in GOPATH mode.
 bench-prereqs:
 	command -v wrk >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends wrk >/dev/null; }
+	{ command -v go >/dev/null 2>&1 && [ -d /usr/share/gocode/src/github.com/prometheus/client_golang ]; } || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends golang-go golang-github-prometheus-client-golang-dev >/dev/null; }
 	command -v taskset >/dev/null 2>&1 || { echo "bench: taskset (util-linux) is missing" >&2; exit 1; }
 
 # The container image (Dockerfile: npm ci and tsc inside the build). The legacy builder and the
