@@ -6,7 +6,6 @@
 //   node scripts/bundle.js   writes dist/cli.js, dist/kubernetes-client.mjs (maps, licence notes) and dist/cli.meta.json
 const path = require('node:path');
 const fs = require('node:fs');
-const esbuild = require('esbuild');
 
 const root = path.resolve(__dirname, '..');
 const EXTERNAL = [
@@ -48,7 +47,7 @@ const kubernetesClientPlugin = {
 };
 
 async function bundleKubernetesClient() {
-  return esbuild.build({
+  return require('esbuild').build({
     stdin: { contents: "export * from '@kubernetes/client-node';", resolveDir: root, loader: 'js', sourcefile: 'kubernetes-client-entry.mjs' },
     outfile: path.join(root, 'dist', kubernetesClientFile),
     bundle: true,
@@ -71,7 +70,7 @@ async function bundleKubernetesClient() {
 
 async function main() {
   const outfile = path.join(root, 'dist', 'cli.js');
-  const result = await esbuild.build({
+  const result = await require('esbuild').build({
     entryPoints: [path.join(root, 'src', 'cli.ts')],
     outfile,
     bundle: true,

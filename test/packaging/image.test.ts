@@ -135,8 +135,31 @@ describe('the fabric-ops image', () => {
     expect(await tags([`IMAGE=${testImage}`])).toEqual([testImage]);
     expect(Date.parse(labels['org.opencontainers.image.created'] ?? '')).not.toBeNaN();
     const modules = (await run('docker', ['run', '--rm', '--network', 'none', '--entrypoint', 'ls', testImage, '/opt/fabric-ops/node_modules'])).split('\n');
-    expect(modules).toEqual(expect.arrayContaining(['express', 'prom-client', 'hot-shots', 'bunyan']));
-    for (const dev of ['typescript', 'jest', 'ts-jest', 'testcontainers', 'statsd']) expect(modules).not.toContain(dev);
+    // The packages the bundle leaves outside (scripts/bundle.js), nothing bundled, no dev dependency.
+    expect(modules).toEqual(expect.arrayContaining(['@grpc', 'prom-client', 'hot-shots', 'yaml']));
+    for (const absent of ['express', 'bunyan', 'convict', 'zod', '@kubernetes', 'typescript', 'jest', 'ts-jest', 'testcontainers', 'statsd', 'esbuild'])
+      expect(modules).not.toContain(absent);
+    const files = (
+      await run('docker', [
+        'run',
+        '--rm',
+        '--network',
+        'none',
+        '--entrypoint',
+        'node',
+        testImage,
+        '-e',
+        "const fs = require('fs'), path = require('path'); const walk = (d) => fs.readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(path.join(d, e.name)) : [path.join(d, e.name)])); console.log(walk('/opt/fabric-ops').join('\\n'))",
+      ])
+    ).split('\n');
+    expect(files.filter((file) => /\.(d\.[cm]?ts|map)$/.test(file))).toEqual([]);
+    expect(files.filter((file) => file.startsWith('/opt/fabric-ops/dist/')).sort()).toEqual([
+      '/opt/fabric-ops/dist/build-info.json',
+      '/opt/fabric-ops/dist/cli.js',
+      '/opt/fabric-ops/dist/health/cri.proto',
+      '/opt/fabric-ops/dist/kubernetes-client.mjs',
+    ]);
+    expect(files).toContain('/opt/fabric-ops/LICENSE');
   });
 
   it('ignores SIGUSR1 (no V8 inspector opens) and keeps serving; refuses an inspector NODE_OPTIONS would open', async () => {
