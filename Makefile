@@ -34,7 +34,13 @@ dist/.built: $(BUILD_INPUTS) | deps
 build: dist/.built
 	$(NODE) scripts/copy-assets.js
 
-run: build
+# `make run` needs the command's bundle only (esbuild, under a second), not tsc's library output.
+dist/.bundled: $(BUILD_INPUTS) | deps
+	$(NODE) scripts/bundle.js
+	touch $@
+
+run: dist/.bundled
+	$(NODE) scripts/copy-assets.js
 	$(NODE) --disable-sigusr1 dist/cli.js $(ARGS)
 
 prereqs:
