@@ -286,11 +286,11 @@ async function loadInTurns(
   figure: string,
   instances: Instance[],
   path: string,
-  options: { connections: number; close?: boolean; latency?: boolean },
+  options: { connections: number; close?: boolean; latency?: boolean; seconds?: number },
 ): Promise<void> {
   for (const instance of instances) {
     await load(instance, path, { ...options, seconds: 1 }); // warm-up: JIT, TLS session state, lazy paths
-    const result = await load(instance, path, { ...options, seconds });
+    const result = await load(instance, path, { ...options, seconds: options.seconds ?? seconds });
     record(`${figure}, requests/s`, 'req/s', 'higher', instance.contender, result.requestsPerSecond);
     record(`${figure}, server CPU per request`, 'us', 'lower', instance.contender, result.serverCpuPerRequestUs);
     if (options.latency) {
@@ -358,7 +358,8 @@ async function round(index: number, pki: TestPki): Promise<void> {
     if (status !== 200 || !body.includes(`bench_series_total{component="component${Math.floor(last / 100)}",index="${last % 100}"} 1`)) {
       throw new Error(`${contender.name}: /metrics does not hold the ${largeSeries} series (status ${status})`);
     }
-    await loadInTurns(large, [instance], '/metrics', { connections: 2, latency: true });
+    // One answer takes about a second here: a load long enough for a few of them on each connection.
+    await loadInTurns(large, [instance], '/metrics', { connections: 2, latency: true, seconds: Math.max(seconds, 8) });
     record(`RSS (${large}, after load)`, 'MB', 'lower', contender, procStatus(instance.pid).rssKb / 1024);
     await stopInstance(instance);
   }
