@@ -4,25 +4,44 @@ NODE := $(shell scripts/node24.sh)
 # (the default is the base scripts/build-node-base.sh makes for machines without an image registry).
 NODE_IMAGE ?= fabric-ops/node-base:24
 IMAGE ?= fabric-ops:latest
-# The package version: `make image` also tags fabric-ops:<version>, the Helm chart's default tag.
+# The package version: `make image` also tags fabric-ops:<version>, the Helm chart's default tag,
+# unless IMAGE names another image (then only IMAGE is tagged).
 VERSION := $(shell sed -n 's/^  "version": "\(.*\)",$$/\1/p' package.json)
+VERSION_TAG := $(if $(filter fabric-ops:latest,$(IMAGE)),-t fabric-ops:$(VERSION))
 # What /version answers in the image (and its org.opencontainers.image.revision label).
 GIT_COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 
 .PHONY: run test compat build deps prereqs bench bench-prereqs image compose-pki compose-images compose-up clean docs
 
+# npm runs under the project's Node (its `#!/usr/bin/env node` and the scripts it starts find it
+# first on the PATH), not under an older `node` of the machine: no EBADENGINE warnings, one runtime.
+NPM := PATH="$(dir $(NODE)):$$PATH" npm
+
 # `npm install --no-save` rather than `npm ci`: it installs the locked versions but, unlike
 # `npm ci`, tolerates a registry that lacks other platforms' optional binaries (unrs-resolver's).
 node_modules/.package-lock.json: package.json package-lock.json
-	npm install --no-save --no-audit --no-fund
+	$(NPM) install --no-save --no-audit --no-fund
 
 deps: node_modules/.package-lock.json
 
-build: deps
-	npm run --silent build
+# tsc runs only when an input changed (and then incrementally: dist/.tsbuildinfo); the commit is
+# written into dist/build-info.json at every build, which costs one short node start.
+BUILD_INPUTS := $(shell find src -type f) package.json tsconfig.json tsconfig.build.json scripts/copy-assets.js scripts/bundle.js
+dist/.built: $(BUILD_INPUTS) | deps
+	$(NPM) run --silent build
+	touch $@
 
-run: build
-	$(NODE) dist/cli.js $(ARGS)
+build: dist/.built
+	$(NODE) scripts/copy-assets.js
+
+# `make run` needs the command's bundle only (esbuild, under a second), not tsc's library output.
+dist/.bundled: $(BUILD_INPUTS) | deps
+	$(NODE) scripts/bundle.js
+	touch $@
+
+run: dist/.bundled
+	$(NODE) scripts/copy-assets.js
+	$(NODE) --disable-sigusr1 dist/cli.js $(ARGS)
 
 prereqs:
 	scripts/test-prereqs.sh
@@ -56,7 +75,8 @@ docs: deps
 	$(NODE) .tmp/docs-build/scripts/gendocs.js README.md
 
 # Benchmarks print figures; they assert nothing. Compiled with the tests' tsconfig into .tmp/bench-build.
-# bench/http.ts runs the compiled command (dist/) beside bare node:http(s) and express 5, loaded by
+# bench/http.ts runs the compiled command (dist/) beside Go net/http + client_golang (bench/go),
+# bare node:http(s) and express 5, loaded by
 # wrk (Debian package; installed here when missing); BENCH_ARGS="--rounds 5 --seconds 5" for more.
 bench: build prereqs bench-prereqs
 	node_modules/.bin/tsc -p tsconfig.json --outDir .tmp/bench-build
@@ -64,10 +84,13 @@ bench: build prereqs bench-prereqs
 	$(NODE) .tmp/bench-build/bench/metrics.js
 	$(NODE) .tmp/bench-build/bench/health.js
 	$(NODE) .tmp/bench-build/bench/http-hardening.js
+	GO111MODULE=off GOPATH=/usr/share/gocode GOCACHE=$(CURDIR)/.tmp/go-cache GOFLAGS= go build -o .tmp/bench-build/go-ops-server ./bench/go
 	$(NODE) .tmp/bench-build/bench/http.js $(BENCH_ARGS)
 
+# wrk, and Go with client_golang for bench/go (Fabric's stack), from Debian: built offline in GOPATH mode.
 bench-prereqs:
 	command -v wrk >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends wrk >/dev/null; }
+	{ command -v go >/dev/null 2>&1 && [ -d /usr/share/gocode/src/github.com/prometheus/client_golang ]; } || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends golang-go golang-github-prometheus-client-golang-dev >/dev/null; }
 	command -v taskset >/dev/null 2>&1 || { echo "bench: taskset (util-linux) is missing" >&2; exit 1; }
 
 # The container image (Dockerfile: npm ci and tsc inside the build). The legacy builder and the
@@ -81,7 +104,7 @@ image:
 	  --build-arg GIT_COMMIT=$(GIT_COMMIT) \
 	  --build-arg BUILD_DATE="$$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
 	  --build-arg SOURCE_URL="$$(git remote get-url origin 2>/dev/null || echo unknown)" \
-	  -t $(IMAGE) -t fabric-ops:$(VERSION) .
+	  -t $(IMAGE) $(VERSION_TAG) .
 
 # docker-compose.yml: its throwaway PKI, the local images it needs without a registry, and `up`.
 COMPOSE ?= $(shell docker compose version >/dev/null 2>&1 && echo 'docker compose' || echo docker-compose)

@@ -19,7 +19,7 @@
  * build as another contender (before/after in one run).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import { loadavg } from 'node:os';
@@ -45,8 +45,11 @@ const serverCpu = process.env.BENCH_SERVER_CPU ?? '0';
 const loadCpu = process.env.BENCH_LOAD_CPU ?? '1';
 const clockTicks = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
 
-type Kind = 'bare' | 'express' | 'fabric-ops';
-type Mode = 'tls' | 'plain' | 'metrics';
+type Kind = 'bare' | 'express' | 'fabric-ops' | 'go';
+type Mode = 'tls' | 'plain' | 'metrics' | 'metrics-large';
+/** Series of the large /metrics figure (issue 20): fewer connections and one load per round. */
+const largeSeries = option('large-series', 100_000);
+const seriesIn = (mode: Mode): number => (mode === 'metrics' ? series : mode === 'metrics-large' ? largeSeries : 0);
 
 interface Contender {
   name: string;
@@ -55,7 +58,14 @@ interface Contender {
   dist?: string;
 }
 
+/**
+ * Fabric's own stack (bench/go/main.go: Go net/http + client_golang shaped like Fabric's operations
+ * server), built by `make bench` into BENCH_GO_SERVER; without it the column is left out, and said so.
+ */
+const goServer = resolve(process.env.BENCH_GO_SERVER ?? '.tmp/bench-build/go-ops-server');
+const haveGo = existsSync(goServer);
 const contenders: Contender[] = [
+  ...(haveGo ? [{ name: 'Go net/http', kind: 'go' as const }] : []),
   { name: 'bare node:http(s)', kind: 'bare' },
   { name: 'express 5', kind: 'express' },
   { name: 'fabric-ops', kind: 'fabric-ops', dist: resolve(process.env.FABRIC_OPS_DIST ?? 'dist') },
@@ -81,12 +91,14 @@ process.on('exit', () => {
   for (const child of running) child.kill('SIGKILL');
 });
 
-function launchSpec(contender: Contender, mode: Mode, port: number, pki: TestPki): { script: string; env: NodeJS.ProcessEnv } {
+/** The command line of a contender's server (node and a script, or the Go binary) and its environment. */
+function launchSpec(contender: Contender, mode: Mode, port: number, pki: TestPki): { argv: string[]; env: NodeJS.ProcessEnv } {
   const base: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME };
   if (contender.kind !== 'fabric-ops') {
-    const env: NodeJS.ProcessEnv = { ...base, BENCH_PORT: String(port), BENCH_SERIES: mode === 'metrics' ? String(series) : '0' };
+    const env: NodeJS.ProcessEnv = { ...base, BENCH_PORT: String(port), BENCH_SERIES: String(seriesIn(mode)) };
     if (mode === 'tls') Object.assign(env, { BENCH_TLS_CERT: pki.server.cert, BENCH_TLS_KEY: pki.server.key, BENCH_TLS_CA: pki.clientCA.cert });
-    return { script: join(__dirname, 'http-servers', `${contender.kind}.js`), env };
+    if (contender.kind === 'go') return { argv: [goServer], env };
+    return { argv: [process.execPath, join(__dirname, 'http-servers', `${contender.kind}.js`)], env };
   }
   const dist = contender.dist ?? resolve('dist');
   const env: NodeJS.ProcessEnv = {
@@ -104,10 +116,13 @@ function launchSpec(contender: Contender, mode: Mode, port: number, pki: TestPki
       CORE_OPERATIONS_TLS_CLIENTAUTHREQUIRED: 'false',
     });
   }
-  if (mode === 'metrics') {
-    return { script: join(__dirname, 'http-servers', 'fabric-ops-library.js'), env: { ...env, FABRIC_OPS_DIST: dist, BENCH_SERIES: String(series) } };
+  if (mode === 'metrics' || mode === 'metrics-large') {
+    return {
+      argv: [process.execPath, join(__dirname, 'http-servers', 'fabric-ops-library.js')],
+      env: { ...env, FABRIC_OPS_DIST: dist, BENCH_SERIES: String(seriesIn(mode)) },
+    };
   }
-  return { script: join(dist, 'cli.js'), env };
+  return { argv: [process.execPath, join(dist, 'cli.js')], env };
 }
 
 /** One GET; resolves with the status and body, rejects on any connection error. */
@@ -127,11 +142,11 @@ function get(url: string, path: string, timeoutMs = 2000): Promise<{ status: num
 
 async function startInstance(contender: Contender, mode: Mode, pki: TestPki): Promise<Instance> {
   const port = await freeTcpPort();
-  const { script, env } = launchSpec(contender, mode, port, pki);
+  const { argv, env } = launchSpec(contender, mode, port, pki);
   const url = `${mode === 'tls' ? 'https' : 'http'}://127.0.0.1:${port}`;
   const stderr: string[] = [];
   const started = performance.now();
-  const child = spawn('taskset', ['-c', serverCpu, process.execPath, script], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn('taskset', ['-c', serverCpu, ...argv], { env, stdio: ['ignore', 'ignore', 'pipe'] });
   running.add(child);
   child.stderr?.on('data', (chunk: Buffer) => {
     if (stderr.length < 200) stderr.push(chunk.toString('utf8'));
@@ -142,10 +157,10 @@ async function startInstance(contender: Contender, mode: Mode, pki: TestPki): Pr
     exited = `exited with ${code ?? signal}`;
     running.delete(child);
   });
-  const deadline = started + 30_000;
+  const deadline = started + (mode === 'metrics-large' ? 120_000 : 30_000);
   for (;;) {
     if (exited !== null) throw new Error(`${contender.name} (${mode}) ${exited} before answering:\n${stderr.join('')}`);
-    if (performance.now() > deadline) throw new Error(`${contender.name} (${mode}) did not answer /healthz within 30 s:\n${stderr.join('')}`);
+    if (performance.now() > deadline) throw new Error(`${contender.name} (${mode}) did not answer /healthz in time:\n${stderr.join('')}`);
     try {
       const { status, body } = await get(url, '/healthz', 1000);
       if (status === 200) {
@@ -271,11 +286,11 @@ async function loadInTurns(
   figure: string,
   instances: Instance[],
   path: string,
-  options: { connections: number; close?: boolean; latency?: boolean },
+  options: { connections: number; close?: boolean; latency?: boolean; seconds?: number },
 ): Promise<void> {
   for (const instance of instances) {
     await load(instance, path, { ...options, seconds: 1 }); // warm-up: JIT, TLS session state, lazy paths
-    const result = await load(instance, path, { ...options, seconds });
+    const result = await load(instance, path, { ...options, seconds: options.seconds ?? seconds });
     record(`${figure}, requests/s`, 'req/s', 'higher', instance.contender, result.requestsPerSecond);
     record(`${figure}, server CPU per request`, 'us', 'lower', instance.contender, result.serverCpuPerRequestUs);
     if (options.latency) {
@@ -332,6 +347,22 @@ async function round(index: number, pki: TestPki): Promise<void> {
       procStatus(instance.pid).hwmKb / 1024,
     );
   await Promise.all(metrics.map(stopInstance));
+
+  // /metrics at 100,000 series (issue 20): one contender at a time (each holds hundreds of MB).
+  const large = `/metrics with ${largeSeries.toLocaleString('en-US')} series`;
+  for (const contender of order) {
+    const instance = await startInstance(contender, 'metrics-large', pki);
+    await sleep(1000);
+    const last = largeSeries - 1;
+    const { status, body } = await get(instance.url, '/metrics', 60_000);
+    if (status !== 200 || !body.includes(`bench_series_total{component="component${Math.floor(last / 100)}",index="${last % 100}"} 1`)) {
+      throw new Error(`${contender.name}: /metrics does not hold the ${largeSeries} series (status ${status})`);
+    }
+    // One answer takes about a second here: a load long enough for a few of them on each connection.
+    await loadInTurns(large, [instance], '/metrics', { connections: 2, latency: true, seconds: Math.max(seconds, 8) });
+    record(`RSS (${large}, after load)`, 'MB', 'lower', contender, procStatus(instance.pid).rssKb / 1024);
+    await stopInstance(instance);
+  }
 }
 
 function median(values: number[]): number {
@@ -427,7 +458,10 @@ async function main(): Promise<void> {
   const pki = await createTestPki();
   try {
     const load1 = loadavg()[0]?.toFixed(2);
-    console.log('HTTP benchmark: fabric-ops beside a bare node:http(s) server and a minimal express 5 app');
+    console.log(
+      `HTTP benchmark: fabric-ops beside ${haveGo ? "Go net/http + client_golang (Fabric's stack, bench/go), " : ''}a bare node:http(s) server and a minimal express 5 app`,
+    );
+    if (!haveGo) console.log(`  no Go column: ${goServer} is missing (make bench builds it from bench/go with Debian's golang-go)`);
     console.log(`  node ${process.version} (${process.execPath}); ${(wrkVersion.stdout || wrkVersion.stderr).split('\n')[0]}`);
     console.log(
       `  servers pinned with \`taskset -c ${serverCpu}\`, wrk (-t1) with \`taskset -c ${loadCpu}\`; load average at start ${load1} (other work on the machine adds noise)`,

@@ -8,8 +8,11 @@ import { formatRuntimeEndpoint, grpcTarget, type RuntimeEndpoint } from './endpo
 import { describeRefusedSocket, excerpt } from './quote';
 import type { CheckResult, HealthChecker } from './types';
 
-/** The proto sits next to this file: src/health in the sources, dist/health once built (scripts/copy-assets.js). */
-export const criProtoPath = path.join(__dirname, 'cri.proto');
+/**
+ * The proto sits next to this file: src/health in the sources, dist/health once built
+ * (scripts/copy-assets.js); the bundled command (dist/cli.js, scripts/bundle.js) runs from dist/.
+ */
+export const criProtoPath = path.basename(__dirname) === 'health' ? path.join(__dirname, 'cri.proto') : path.join(__dirname, 'health', 'cri.proto');
 
 export interface CriVersion {
   /** Version of the CRI API the runtime speaks (`0.1.0` for v1). */

@@ -1,13 +1,16 @@
 /**
  * A feature's heavy packages load only when it is configured (issue 10: start time and idle
- * memory). The built command runs with a preload that writes, on exit, every package whose
- * files were loaded; the service answers as usual meanwhile.
+ * memory). The built command is the esbuild bundle (issue 20, scripts/bundle.js): what it needs at
+ * every start is inside it, and the packages a feature needs stay outside, loaded from node_modules
+ * only when configured. It runs with a preload that writes, on exit, every package whose files were
+ * loaded; the service answers as usual meanwhile.
  */
+import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { request } from '../support/http';
-import { requireBuiltCli, runCli } from '../support/cli';
+import { cliPath, requireBuiltCli, runCli } from '../support/cli';
 
 let tmp: string;
 let preload: string;
@@ -54,10 +57,37 @@ async function packagesLoaded(name: string, env: NodeJS.ProcessEnv): Promise<str
   return JSON.parse(await readFile(out, 'utf8')) as string[];
 }
 
+interface Metafile {
+  outputs: Record<string, { inputs: Record<string, unknown>; imports: { path: string; external?: boolean }[] }>;
+}
+
+describe('the bundle', () => {
+  it('dist/cli.js is one esbuild bundle holding the command and express, with the feature packages outside it', () => {
+    const meta = JSON.parse(readFileSync(path.join(path.dirname(cliPath), 'cli.meta.json'), 'utf8')) as Metafile;
+    const output = meta.outputs['dist/cli.js'];
+    expect(output).toBeDefined();
+    const inputs = Object.keys(output?.inputs ?? {});
+    expect(inputs).toEqual(expect.arrayContaining(['src/cli.ts', 'src/command.ts', 'src/system.ts']));
+    for (const bundled of ['express', 'bunyan', 'convict']) expect(inputs.some((input) => input.startsWith(`node_modules/${bundled}/`))).toBe(true);
+    const external = (output?.imports ?? []).filter((entry) => entry.external === true && !entry.path.startsWith('node:')).map((entry) => entry.path);
+    expect(external).toEqual(expect.arrayContaining(['@grpc/grpc-js', '@grpc/proto-loader', './kubernetes-client.mjs', 'hot-shots', 'prom-client', 'yaml']));
+    expect(inputs.filter((input) => /^node_modules\/(zod|yaml|prom-client|hot-shots|@grpc|@kubernetes)\//.test(input))).toEqual([]);
+    // The Kubernetes client is a bundle of its own, imported only when the integration is on.
+    expect(Object.keys(meta.outputs['dist/kubernetes-client.mjs']?.inputs ?? {})).toContain('node_modules/@kubernetes/client-node/dist/index.js');
+    for (const bundled of ['express', 'bunyan', 'convict']) expect(external).not.toContain(bundled);
+    expect(readFileSync(cliPath, 'utf8').split('\n', 1)[0]).toBe('#!/usr/bin/env -S node --disable-sigusr1');
+  });
+});
+
 describe('packages loaded at start', () => {
-  it('prometheus without a runtime checker or a config file: prom-client and express, no gRPC, hot-shots, Kubernetes client, zod or YAML parser', async () => {
+  it('prometheus without a runtime checker or a config file: prom-client only (express is in the bundle), no gRPC, hot-shots, Kubernetes client, zod or YAML parser', async () => {
     const loaded = await packagesLoaded('prometheus', { CORE_METRICS_PROVIDER: 'prometheus', CORE_OPERATIONS_HEALTHCHECK_CONTAINERRUNTIME_TYPE: 'none' });
-    expect(loaded).toEqual(expect.arrayContaining(['prom-client', 'express']));
+    expect(loaded).toContain('prom-client');
+    // Nothing the bundle holds is loaded a second time from node_modules.
+    const meta = JSON.parse(readFileSync(path.join(path.dirname(cliPath), 'cli.meta.json'), 'utf8')) as Metafile;
+    const bundled = new Set(Object.keys(meta.outputs['dist/cli.js']?.inputs ?? {}).map((input) => /^node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(input)?.[1]));
+    expect(loaded.filter((name) => bundled.has(name))).toEqual([]);
+    expect(loaded).not.toContain('express');
     for (const unused of ['@grpc/grpc-js', '@grpc/proto-loader', 'protobufjs', 'hot-shots', '@kubernetes/client-node', 'zod', 'yaml'])
       expect(loaded).not.toContain(unused);
   });

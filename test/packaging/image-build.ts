@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -7,8 +8,11 @@ import { requireCommand } from '../support/prerequisites';
 
 const execFileAsync = promisify(execFile);
 export const repoRoot = resolve(__dirname, '..', '..');
-/** The tag the packaging suites build and run (never the user's fabric-ops:latest). */
-export const testImage = 'fabric-ops:packaging-test';
+/**
+ * The tag the packaging suites build and run (never the user's fabric-ops:latest), one per checkout:
+ * checkouts that share a Docker daemon do not run each other's builds.
+ */
+export const testImage = `fabric-ops:packaging-test-${createHash('sha256').update(repoRoot).digest('hex').slice(0, 12)}`;
 export const localBase = 'fabric-ops/node-base:24';
 
 /** Runs a command in the repository; rejects with its output when it fails. */

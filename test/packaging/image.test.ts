@@ -6,9 +6,14 @@
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { request } from '../support/http';
+import { listeningPorts } from '../support/listening-ports';
 import { freeTcpPort } from '../support/ports';
 import { buildTestImage, delay, headCommit, packageVersion, run, testImage } from './image-build';
+
+const execFileAsync = promisify(execFile);
 
 interface ContainerState {
   Running: boolean;
@@ -110,7 +115,7 @@ describe('the fabric-ops image', () => {
     expect(top).toHaveLength(1);
     expect(top[0]?.trim().split(/\s+/).slice(1, 4)).toEqual(['10001', '10001', 'node']);
     const pid1 = await run('docker', ['exec', containerId, 'cat', '/proc/1/cmdline']);
-    expect(pid1.split('\0').filter(Boolean)).toEqual(['node', '/opt/fabric-ops/dist/cli.js']);
+    expect(pid1.split('\0').filter(Boolean)).toEqual(['node', '--disable-sigusr1', '/opt/fabric-ops/dist/cli.js']);
     await expect(run('docker', ['exec', containerId, 'sh', '-c', 'echo x > /opt/fabric-ops/written'])).rejects.toThrow(/Read-only file system/);
   });
 
@@ -123,12 +128,57 @@ describe('the fabric-ops image', () => {
       'org.opencontainers.image.licenses': 'Apache-2.0',
     });
     expect(labels['org.opencontainers.image.source']).toBeDefined();
-    // `make image` also tags fabric-ops:<version>, the Helm chart's default image.
-    expect((await inspect(`fabric-ops:${version}`)).Id).toBe((await inspect(testImage)).Id);
+    // `make image` also tags fabric-ops:<version>, the Helm chart's default image; with IMAGE=x, x only.
+    const tags = async (args: string[]): Promise<string[]> =>
+      [...(await run('make', ['-n', 'image', ...args])).matchAll(/-t (\S+)/g)].map((match) => match[1] ?? '');
+    expect(await tags([])).toEqual(['fabric-ops:latest', `fabric-ops:${version}`]);
+    expect(await tags([`IMAGE=${testImage}`])).toEqual([testImage]);
     expect(Date.parse(labels['org.opencontainers.image.created'] ?? '')).not.toBeNaN();
     const modules = (await run('docker', ['run', '--rm', '--network', 'none', '--entrypoint', 'ls', testImage, '/opt/fabric-ops/node_modules'])).split('\n');
-    expect(modules).toEqual(expect.arrayContaining(['express', 'prom-client', 'hot-shots', 'bunyan']));
-    for (const dev of ['typescript', 'jest', 'ts-jest', 'testcontainers', 'statsd']) expect(modules).not.toContain(dev);
+    // The packages the bundle leaves outside (scripts/bundle.js), nothing bundled, no dev dependency.
+    expect(modules).toEqual(expect.arrayContaining(['@grpc', 'prom-client', 'hot-shots', 'yaml']));
+    for (const absent of ['express', 'bunyan', 'convict', 'zod', '@kubernetes', 'typescript', 'jest', 'ts-jest', 'testcontainers', 'statsd', 'esbuild'])
+      expect(modules).not.toContain(absent);
+    const files = (
+      await run('docker', [
+        'run',
+        '--rm',
+        '--network',
+        'none',
+        '--entrypoint',
+        'node',
+        testImage,
+        '-e',
+        "const fs = require('fs'), path = require('path'); const walk = (d) => fs.readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(path.join(d, e.name)) : [path.join(d, e.name)])); console.log(walk('/opt/fabric-ops').join('\\n'))",
+      ])
+    ).split('\n');
+    expect(files.filter((file) => /\.(d\.[cm]?ts|map)$/.test(file))).toEqual([]);
+    expect(files.filter((file) => file.startsWith('/opt/fabric-ops/dist/')).sort()).toEqual([
+      '/opt/fabric-ops/dist/build-info.json',
+      '/opt/fabric-ops/dist/cli.js',
+      '/opt/fabric-ops/dist/health/cri.proto',
+      '/opt/fabric-ops/dist/kubernetes-client.mjs',
+    ]);
+    expect(files).toContain('/opt/fabric-ops/LICENSE');
+  });
+
+  it('ignores SIGUSR1 (no V8 inspector opens) and keeps serving; refuses an inspector NODE_OPTIONS would open', async () => {
+    const hostPid = JSON.parse(await run('docker', ['inspect', '--format', '{{json .State.Pid}}', containerId])) as number;
+    expect(await listeningPorts(hostPid)).toEqual([port]);
+    for (let i = 0; i < 3; i++) {
+      await run('docker', ['kill', '--signal', 'SIGUSR1', containerId]);
+      await delay(300);
+    }
+    expect(await listeningPorts(hostPid)).toEqual([port]);
+    expect((await inspect(containerId)).State.Running).toBe(true);
+    expect(await containerLogs(containerId)).not.toMatch(/Debugger listening|Starting inspector/);
+    expect((await request(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+    const refused = await execFileAsync('docker', ['run', '--rm', '--network', 'none', '-e', 'NODE_OPTIONS=--inspect=127.0.0.1:0', testImage]).then(
+      () => ({ code: 0, stderr: '' }),
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/a V8 inspector is listening at ws:\/\/127\.0\.0\.1:\d+\/\S+ \(NODE_OPTIONS contains --inspect\)/);
   });
 
   it('stops on SIGTERM with exit status 0 within docker stop -t 2 (no SIGKILL)', async () => {

@@ -50,6 +50,10 @@ export class PrometheusProvider implements MetricsProvider {
     }
   }
 
+  // A series calls the metric with its labels rather than keeping prom-client's `labels()` child:
+  // the child's methods are the same calls bound to the same labels (no work saved per call), and
+  // it holds one bound function per method for every series (a gauge's five), bytes per series
+  // that count at 100,000 series (issue 20, item 5).
   newCounter(options: MetricOptions): Counter {
     const definition = defineMetric('counter', options);
     return this.table.getOrCreate(definition, () => {
@@ -59,12 +63,7 @@ export class PrometheusProvider implements MetricsProvider {
         exposedName,
         (registers) => new PromCounter({ name: exposedName, help: definition.help, labelNames: definition.labelNames, registers }),
       );
-      return counterHandle(
-        new MetricCore<CounterSeries>(definition, (labels: BoundLabels) => {
-          const child = counter.labels(labels);
-          return { add: (delta) => child.inc(delta) };
-        }),
-      );
+      return counterHandle(new MetricCore<CounterSeries>(definition, (labels: BoundLabels) => ({ add: (delta) => counter.inc(labels, delta) })));
     });
   }
 
@@ -77,10 +76,10 @@ export class PrometheusProvider implements MetricsProvider {
         (registers) => new PromGauge({ name: definition.fqName, help: definition.help, labelNames: definition.labelNames, registers }),
       );
       return gaugeHandle(
-        new MetricCore<GaugeSeries>(definition, (labels: BoundLabels) => {
-          const child = gauge.labels(labels);
-          return { add: (delta) => child.inc(delta), set: (value) => child.set(value) };
-        }),
+        new MetricCore<GaugeSeries>(definition, (labels: BoundLabels) => ({
+          add: (delta) => gauge.inc(labels, delta),
+          set: (value) => gauge.set(labels, value),
+        })),
       );
     });
   }
@@ -100,12 +99,7 @@ export class PrometheusProvider implements MetricsProvider {
             registers,
           }),
       );
-      return histogramHandle(
-        new MetricCore<HistogramSeries>(definition, (labels: BoundLabels) => {
-          const child = histogram.labels(labels);
-          return { observe: (value) => child.observe(value) };
-        }),
-      );
+      return histogramHandle(new MetricCore<HistogramSeries>(definition, (labels: BoundLabels) => ({ observe: (value) => histogram.observe(labels, value) })));
     });
   }
 
