@@ -16,6 +16,8 @@ const EXTERNAL = [
   // Only with provider prometheus / a YAML file.
   'prom-client',
   'yaml',
+  // Only in fleet mode (its configuration schema, requests and put-back state).
+  'zod',
 ];
 
 // bunyan's optional packages, which it tries at load (`try { require(...) } catch`) and does

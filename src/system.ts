@@ -1,5 +1,5 @@
 import type { SecureContextOptions } from 'node:tls';
-import type { RequestHandler } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { loadConfig } from './config/load';
 import { configDelayProblems } from './config/normalise';
 import type { Dialect, HostPort, NormalisedConfig } from './config/types';
@@ -51,7 +51,11 @@ export interface StartOptions {
 /** A router of another concern (fleet mode's /fleet) mounted on the operations server. */
 export interface HttpExtension {
   path: string;
-  handler: RequestHandler;
+  /**
+   * Connect-style handler (an express Router fits). Typed with node:http's types, not express's,
+   * so that the package's public types compile without @types/express.
+   */
+  handler(request: IncomingMessage, response: ServerResponse, next: (error?: unknown) => void): void;
   stop(): Promise<void>;
 }
 

@@ -70,7 +70,9 @@ describe('the bundle', () => {
     expect(inputs).toEqual(expect.arrayContaining(['src/cli.ts', 'src/command.ts', 'src/system.ts']));
     for (const bundled of ['express', 'bunyan', 'convict']) expect(inputs.some((input) => input.startsWith(`node_modules/${bundled}/`))).toBe(true);
     const external = (output?.imports ?? []).filter((entry) => entry.external === true && !entry.path.startsWith('node:')).map((entry) => entry.path);
-    expect(external).toEqual(expect.arrayContaining(['@grpc/grpc-js', '@grpc/proto-loader', './kubernetes-client.mjs', 'hot-shots', 'prom-client', 'yaml']));
+    expect(external).toEqual(
+      expect.arrayContaining(['@grpc/grpc-js', '@grpc/proto-loader', './kubernetes-client.mjs', 'hot-shots', 'prom-client', 'yaml', 'zod']),
+    );
     expect(inputs.filter((input) => /^node_modules\/(zod|yaml|prom-client|hot-shots|@grpc|@kubernetes)\//.test(input))).toEqual([]);
     // The Kubernetes client is a bundle of its own, imported only when the integration is on.
     expect(Object.keys(meta.outputs['dist/kubernetes-client.mjs']?.inputs ?? {})).toContain('node_modules/@kubernetes/client-node/dist/index.js');
