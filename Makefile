@@ -48,7 +48,14 @@ prereqs:
 	scripts/build-node-base.sh
 
 test: lint build prereqs
+	scripts/unit-purity.sh
 	$(NODE) node_modules/jest/bin/jest.js --ci
+
+# The contributor's fast loop, on the project's Node: lint, typecheck and the unit tests with coverage
+# (npm test); no root, no daemons, no network, no ../shared.
+.PHONY: check
+check: deps
+	$(NPM) test
 
 # ESLint (eslint.config.mjs: typescript-eslint's type-checked rules over src, test, bench, scripts
 # and examples) and Prettier (.prettierrc.json, .prettierignore). `make fix` applies their fixes.

@@ -1,5 +1,3 @@
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { ConfigError } from '../../../src/errors';
 import { fabricLoggerName, winstonLevel } from '../../../src/chaincode/logger-names';
 import { ChaincodeServerState } from '../../../src/chaincode/server-state';
@@ -155,19 +153,6 @@ describe('chaincode settings', () => {
     );
     expect(() => chaincodeMaxFunctionNames({}, { FABRIC_OPS_CHAINCODE_MAX_FUNCTIONS: '20000' })).toThrow(ConfigError);
     expect(() => chaincodeMaxFunctionNames({ maxFunctionNames: 1.5 }, {})).toThrow(/^maxFunctionNames: must be a whole number from 0 to 10000; got 1.5$/);
-  });
-
-  test("the default operations address is none of Fabric's defaults (the sample core.yaml and orderer.yaml, fabric-ca, CouchDB)", () => {
-    const address = chaincodeConfigEnv({}, false).CORE_OPERATIONS_LISTENADDRESS ?? '';
-    expect(address).toBe('127.0.0.1:9998');
-    const sample = path.resolve(__dirname, '../../../../shared/fixtures/fabric-sampleconfig');
-    const text = readFileSync(path.join(sample, 'core.yaml'), 'utf8') + readFileSync(path.join(sample, 'orderer.yaml'), 'utf8');
-    const fabricPorts = new Set(
-      [...text.matchAll(/^\s*(?:listenAddress|ListenAddress|chaincodeListenAddress|address|ListenPort):\s*(?:[\d.]+:)?(\d+)\s*$/gm)].map((m) => m[1]),
-    );
-    for (const port of ['7050', '7051', '7052', '7053', '7054', '8443', '9443', '6060', '5984']) fabricPorts.add(port);
-    expect(fabricPorts.has('9443')).toBe(true);
-    expect(fabricPorts.has(address.split(':')[1] ?? '')).toBe(false);
   });
 
   test('chaincode defaults (prometheus, no runtime checker) only with the embedded configuration, explicit variables win', () => {

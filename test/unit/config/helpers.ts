@@ -7,7 +7,8 @@ import { parseConfigYaml } from '../../../src/config/yaml';
 import type { Dialect, NormalisedConfig } from '../../../src/config/types';
 import { ConfigError } from '../../../src/errors';
 
-export const sampleConfigDir = '/work/shared/fixtures/fabric-sampleconfig';
+/** Fabric's sample core.yaml and orderer.yaml, in ../shared beside the repository (integration tests only). */
+export const sampleConfigDir = path.resolve(__dirname, '../../../../shared/fixtures/fabric-sampleconfig');
 
 /** Normalises YAML text as if read from /etc/hyperledger/fabric/<file> (parsed as the loader parses files). */
 export function normaliseYaml(dialect: Dialect, yamlText: string, env: Record<string, string> = {}): NormalisedConfig {

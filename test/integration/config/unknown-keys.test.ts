@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { loadConfig } from '../../../src/config/load';
 import { editDistance } from '../../../src/config/unknown-keys';
-import { makeTempDir, problemsOf, removeTempDirs, sampleConfigDir, writeFile } from './helpers';
+import { makeTempDir, problemsOf, removeTempDirs, sampleConfigDir, writeFile } from '../../unit/config/helpers';
 
 /**
  * Typos in keys: refused under a section only fabric-ops reads, a warning for a near miss of a

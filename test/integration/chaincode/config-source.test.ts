@@ -1,7 +1,9 @@
+import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, writeFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { enableChaincodeOperations } from '../../../src/chaincode';
+import { chaincodeConfigEnv } from '../../../src/chaincode/settings';
 import { request } from '../../support/http';
 import { LogCapture } from '../../support/log-capture';
 
@@ -98,4 +100,18 @@ test('no file at all: the embedded defaults with the chaincode defaults (/metric
   } finally {
     await operations.stop();
   }
+});
+
+describe('the chaincode default operations address', () => {
+  test("the default operations address is none of Fabric's defaults (the sample core.yaml and orderer.yaml, fabric-ca, CouchDB)", () => {
+    const address = chaincodeConfigEnv({}, false).CORE_OPERATIONS_LISTENADDRESS ?? '';
+    expect(address).toBe('127.0.0.1:9998');
+    const text = readFileSync(path.join(fabricSampleConfig, 'core.yaml'), 'utf8') + readFileSync(path.join(fabricSampleConfig, 'orderer.yaml'), 'utf8');
+    const fabricPorts = new Set(
+      [...text.matchAll(/^\s*(?:listenAddress|ListenAddress|chaincodeListenAddress|address|ListenPort):\s*(?:[\d.]+:)?(\d+)\s*$/gm)].map((m) => m[1]),
+    );
+    for (const port of ['7050', '7051', '7052', '7053', '7054', '8443', '9443', '6060', '5984']) fabricPorts.add(port);
+    expect(fabricPorts.has('9443')).toBe(true);
+    expect(fabricPorts.has(address.split(':')[1] ?? '')).toBe(false);
+  });
 });

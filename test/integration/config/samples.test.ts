@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { loadConfig } from '../../../src/config/load';
 import { NormalisedConfigSchema } from '../../../src/config/schema';
-import { makeTempDir, removeTempDirs, sampleConfigDir } from './helpers';
+import { makeTempDir, removeTempDirs, sampleConfigDir } from '../../unit/config/helpers';
 
 afterAll(removeTempDirs);
 
