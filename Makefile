@@ -26,7 +26,7 @@ deps: node_modules/.package-lock.json
 
 # tsc runs only when an input changed (and then incrementally: dist/.tsbuildinfo); the commit is
 # written into dist/build-info.json at every build, which costs one short node start.
-BUILD_INPUTS := $(shell find src -type f) package.json tsconfig.json tsconfig.build.json scripts/copy-assets.js scripts/bundle.js
+BUILD_INPUTS := $(shell find src -type f 2>/dev/null) package.json tsconfig.json tsconfig.build.json scripts/copy-assets.js scripts/bundle.js
 dist/.built: $(BUILD_INPUTS) | deps
 	$(NPM) run --silent build
 	touch $@
