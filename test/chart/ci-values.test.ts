@@ -1,4 +1,4 @@
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { parse } from 'yaml';
 import { fleetConfigFrom } from '../../src/fleet/config';
@@ -224,10 +224,13 @@ describe('fleet mode (ci/fleet-values.yaml)', () => {
   });
 
   test('NOTES.txt says where the put-backs are kept and who may write', () => {
-    const notes = renderNotes(withFile('fleet-values.yaml'));
+    // renderNotes renders a copy of the chart with its own extra arguments: the example's values go as --set-json.
+    const fleet = (parse(readFileSync(path.join(ciDir, 'fleet-values.yaml'), 'utf8')) as { fleet: Record<string, unknown> }).fleet;
+    const notes = renderNotes({ setJson: { fleet } });
     expect(notes).toContain('Fleet mode: /fleet/healthz, /fleet/version and /fleet/logspec over 3 node(s)');
     expect(notes).toContain(`Pending TTL put-backs are on the claim ${svc}-fleet-state.`);
-    const plain = renderNotes(withFile('fleet-values.yaml', { set: { 'fleet.persistence.enabled': false }, setJson: { 'fleet.writers': [] } }));
+    expect(notes).not.toContain('no one can write');
+    const plain = renderNotes({ setJson: { fleet: { ...fleet, writers: [], persistence: { enabled: false } } } });
     expect(plain).toContain('empty: no one can write');
     expect(plain).toContain("an emptyDir: they survive container restarts, not the pod's replacement");
     expect(renderNotes()).not.toContain('Fleet mode');
