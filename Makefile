@@ -26,7 +26,7 @@ deps: node_modules/.package-lock.json
 
 # tsc runs only when an input changed (and then incrementally: dist/.tsbuildinfo); the commit is
 # written into dist/build-info.json at every build, which costs one short node start.
-BUILD_INPUTS := $(shell find src -type f) package.json tsconfig.json tsconfig.build.json scripts/copy-assets.js scripts/bundle.js
+BUILD_INPUTS := $(shell find src -type f 2>/dev/null) package.json tsconfig.json tsconfig.build.json scripts/copy-assets.js scripts/bundle.js
 dist/.built: $(BUILD_INPUTS) | deps
 	$(NPM) run --silent build
 	touch $@
@@ -85,6 +85,8 @@ docs: deps
 # bench/http.ts runs the compiled command (dist/) beside Go net/http + client_golang (bench/go),
 # bare node:http(s) and express 5, loaded by
 # wrk (Debian package; installed here when missing); BENCH_ARGS="--rounds 5 --seconds 5" for more.
+# bench/fleet.ts: 500 simulated HTTPS nodes (one hung) behind /fleet/healthz, with --expose-gc for
+# its heap figures; FLEET_BENCH_ARGS="--rounds 100" (or --nodes, --timeout, --concurrency) for more.
 bench: build prereqs bench-prereqs
 	node_modules/.bin/tsc -p tsconfig.json --outDir .tmp/bench-build
 	cp src/health/cri.proto .tmp/bench-build/src/health/
@@ -93,6 +95,7 @@ bench: build prereqs bench-prereqs
 	$(NODE) .tmp/bench-build/bench/http-hardening.js
 	GO111MODULE=off GOPATH=/usr/share/gocode GOCACHE=$(CURDIR)/.tmp/go-cache GOFLAGS= go build -o .tmp/bench-build/go-ops-server ./bench/go
 	$(NODE) .tmp/bench-build/bench/http.js $(BENCH_ARGS)
+	$(NODE) --expose-gc .tmp/bench-build/bench/fleet.js $(FLEET_BENCH_ARGS)
 
 # wrk, and Go with client_golang for bench/go (Fabric's stack), from Debian: built offline in GOPATH mode.
 bench-prereqs:

@@ -1,11 +1,14 @@
 #!/bin/sh
-# Copies deploy/prometheus/alert-rules.yaml into the chart (Helm cannot read files outside the
-# chart); the PrometheusRule template ships this copy. test/chart/package.test.ts fails when the
-# two differ, so run this after editing the alerts.
+# Copies deploy/prometheus/alert-rules.yaml and fleet-alert-rules.yaml into the chart (Helm cannot
+# read files outside the chart); the PrometheusRule template ships these copies (the fleet rules
+# with fleet.enabled). test/chart/package.test.ts fails when a copy differs, so run this after
+# editing the alerts.
 set -eu
 cd "$(dirname "$0")/.."
-# Says so only when the copy changed.
-if ! cmp -s deploy/prometheus/alert-rules.yaml charts/fabric-ops/files/alert-rules.yaml; then
-  cp deploy/prometheus/alert-rules.yaml charts/fabric-ops/files/alert-rules.yaml
-  echo "charts/fabric-ops/files/alert-rules.yaml updated from deploy/prometheus/alert-rules.yaml"
-fi
+# Says so only when a copy changed.
+for rules in alert-rules.yaml fleet-alert-rules.yaml; do
+  if ! cmp -s "deploy/prometheus/$rules" "charts/fabric-ops/files/$rules"; then
+    cp "deploy/prometheus/$rules" "charts/fabric-ops/files/$rules"
+    echo "charts/fabric-ops/files/$rules updated from deploy/prometheus/$rules"
+  fi
+done

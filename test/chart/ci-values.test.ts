@@ -1,6 +1,21 @@
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { at, chartDir, defaultRelease, find, helm, kinds, render, renderFailure, validateObjects, type K8sObject, type RenderOptions } from './helm';
+import { parse } from 'yaml';
+import { fleetConfigFrom } from '../../src/fleet/config';
+import {
+  at,
+  chartDir,
+  defaultRelease,
+  find,
+  helm,
+  kinds,
+  render,
+  renderFailure,
+  renderNotes,
+  validateObjects,
+  type K8sObject,
+  type RenderOptions,
+} from './helm';
 
 /**
  * Values as the ecosystem's charts take them (issue 17 item 6): the security contexts passed
@@ -25,10 +40,11 @@ function container(objects: K8sObject[]): Record<string, unknown> {
 }
 
 describe('ci/*-values.yaml', () => {
-  test('there are the five example files', () => {
+  test('there are the six example files', () => {
     expect(ciFiles.sort()).toEqual([
       'existing-service-account-values.yaml',
       'extra-values.yaml',
+      'fleet-values.yaml',
       'openshift-values.yaml',
       'orderer-existing-secrets-values.yaml',
       'scheduling-values.yaml',
@@ -130,6 +146,153 @@ describe('ci/*-values.yaml', () => {
       capabilities: { drop: ['ALL'] },
       appArmorProfile: { type: 'RuntimeDefault' },
     });
+  });
+});
+
+describe('fleet mode (ci/fleet-values.yaml)', () => {
+  const fleetFile = '/etc/fabric-ops/fleet/fleet.yaml';
+
+  test('the rendered fleet.yaml passes the service’s own fleet schema, with each group’s files at its mounts', () => {
+    const { objects } = render(withFile('fleet-values.yaml'));
+    const configMap = find(objects, 'ConfigMap', `${svc}-fleet`);
+    const config = fleetConfigFrom(parse(configMap.data?.['fleet.yaml'] ?? ''), fleetFile);
+    expect(config).toMatchObject({
+      stateDirectory: '/var/lib/fabric-ops/fleet',
+      nodeTimeoutMs: 3000,
+      pollIntervalMs: 60_000,
+      concurrency: 16,
+      healthy: { minShare: 0.6 },
+      writers: ['O=org1,CN=operator'],
+    });
+    expect(config.nodes.map((node) => [node.name, node.group, node.dialect])).toEqual([
+      ['peer0.org1', 'org1', 'peer'],
+      ['orderer0.org1', 'org1', 'orderer'],
+      ['peer0.org2', 'org2', 'peer'],
+    ]);
+    expect(config.groups.org2?.tls).toEqual({
+      certFile: '/etc/fabric-ops/fleet-groups/org2/client/tls.crt',
+      keyFile: '/etc/fabric-ops/fleet-groups/org2/client/tls.key',
+      caFiles: ['/etc/fabric-ops/fleet-groups/org2/ca/ca.crt'],
+    });
+    // Every file the fleet configuration names is under a read-only mount of the right Secret and key.
+    const spec = podSpec(objects);
+    const mounts = at<{ name: string; mountPath: string; readOnly?: boolean }[]>(container(objects), 'volumeMounts');
+    const volumes = at<{ name: string; secret?: { secretName: string; items: { key: string; path: string }[] } }[]>(spec, 'volumes');
+    const source = (file: string): string => {
+      const mount = mounts.find((m) => path.dirname(file) === m.mountPath);
+      expect(mount?.readOnly).toBe(true);
+      const secret = volumes.find((v) => v.name === mount?.name)?.secret;
+      const item = secret?.items.find((i) => i.path === path.basename(file));
+      return `${secret?.secretName}/${item?.key}`;
+    };
+    expect(source(config.groups.org1?.tls?.certFile ?? '')).toBe('org1-ops-client/tls.crt');
+    expect(source(config.groups.org1?.tls?.caFiles[0] ?? '')).toBe('org1-ops-client/ca.crt');
+    expect(source(config.groups.org2?.tls?.keyFile ?? '')).toBe('org2-ops-client/tls.key');
+    expect(source(config.groups.org2?.tls?.caFiles[0] ?? '')).toBe('org2-ops-ca/ca.pem');
+    expect(container(objects).args).toEqual(['--config', '/etc/hyperledger/fabric/core.yaml', '--dialect', 'peer', '--fleet-config', fleetFile]);
+    expect(mounts.find((m) => m.name === 'fleet-state')).toEqual({ name: 'fleet-state', mountPath: '/var/lib/fabric-ops/fleet' });
+  });
+
+  test('persistence: a claim for the state, the Recreate strategy; the default is an emptyDir and the usual rolling update', () => {
+    const { objects } = render(withFile('fleet-values.yaml'));
+    const claim = find(objects, 'PersistentVolumeClaim', `${svc}-fleet-state`);
+    expect(claim.spec).toEqual({ accessModes: ['ReadWriteOnce'], storageClassName: 'standard', resources: { requests: { storage: '128Mi' } } });
+    expect(at(find(objects, 'Deployment'), 'spec', 'strategy')).toEqual({ type: 'Recreate' });
+    expect(at<{ name: string }[]>(podSpec(objects), 'volumes').find((v) => v.name === 'fleet-state')).toEqual({
+      name: 'fleet-state',
+      persistentVolumeClaim: { claimName: `${svc}-fleet-state` },
+    });
+    const existing = render(withFile('fleet-values.yaml', { set: { 'fleet.persistence.existingClaim': 'ops-state' } })).objects;
+    expect(existing.filter((o) => o.kind === 'PersistentVolumeClaim')).toEqual([]);
+    expect(at<{ name: string }[]>(podSpec(existing), 'volumes').find((v) => v.name === 'fleet-state')).toEqual({
+      name: 'fleet-state',
+      persistentVolumeClaim: { claimName: 'ops-state' },
+    });
+    const plain = render(withFile('fleet-values.yaml', { set: { 'fleet.persistence.enabled': false } })).objects;
+    expect(plain.filter((o) => o.kind === 'PersistentVolumeClaim')).toEqual([]);
+    expect(at(find(plain, 'Deployment'), 'spec', 'strategy')).toBeUndefined();
+    expect(at<{ name: string }[]>(podSpec(plain), 'volumes').find((v) => v.name === 'fleet-state')).toEqual({ name: 'fleet-state', emptyDir: {} });
+  });
+
+  test('healthy.minCount replaces minShare; a changed fleet configuration rolls the pod', () => {
+    const count = render(withFile('fleet-values.yaml', { set: { 'fleet.healthy.minCount': 2 } })).objects;
+    const config = fleetConfigFrom(parse(find(count, 'ConfigMap', `${svc}-fleet`).data?.['fleet.yaml'] ?? ''), fleetFile);
+    expect(config.healthy).toEqual({ minCount: 2 });
+    const before = find(render(withFile('fleet-values.yaml')).objects, 'Deployment').spec;
+    const after = find(count, 'Deployment').spec;
+    expect(at(after, 'template', 'metadata', 'annotations', 'checksum/fleet')).not.toBe(at(before, 'template', 'metadata', 'annotations', 'checksum/fleet'));
+  });
+
+  test('NOTES.txt says where the put-backs are kept and who may write', () => {
+    // renderNotes renders a copy of the chart with its own extra arguments: the example's values go as --set-json.
+    const fleet = (parse(readFileSync(path.join(ciDir, 'fleet-values.yaml'), 'utf8')) as { fleet: Record<string, unknown> }).fleet;
+    const notes = renderNotes({ setJson: { fleet } });
+    expect(notes).toContain('Fleet mode: /fleet/healthz, /fleet/version and /fleet/logspec over 3 node(s)');
+    expect(notes).toContain(`Pending TTL put-backs are on the claim ${svc}-fleet-state.`);
+    expect(notes).not.toContain('no one can write');
+    const plain = renderNotes({ setJson: { fleet: { ...fleet, writers: [], persistence: { enabled: false } } } });
+    expect(plain).toContain('empty: no one can write');
+    expect(plain).toContain("an emptyDir: they survive container restarts, not the pod's replacement");
+    expect(renderNotes()).not.toContain('Fleet mode');
+  });
+
+  test('off by default: no fleet ConfigMap, no claim, no fleet volume or argument', () => {
+    const { objects } = render();
+    expect(objects.filter((o) => o.metadata.name.endsWith('-fleet') || o.kind === 'PersistentVolumeClaim')).toEqual([]);
+    expect(container(objects).args).toEqual(['--config', '/etc/hyperledger/fabric/core.yaml', '--dialect', 'peer']);
+    expect(at<{ name: string }[]>(podSpec(objects), 'volumes').map((v) => v.name)).toEqual(['config', 'tls-server', 'tls-client-ca']);
+  });
+
+  test('no Role, ClusterRole or ServiceAccount token for fleet mode (Kubernetes discovery is not built)', () => {
+    const { objects } = render(withFile('fleet-values.yaml'));
+    expect(kinds(objects).filter((kind) => kind.includes('Role') || kind === 'ServiceAccount')).toEqual([]);
+    expect(podSpec(objects).automountServiceAccountToken).toBe(false);
+  });
+
+  test.each([
+    [{ 'tls.provider': 'none' }, 'fleet.enabled=true needs TLS and client CAs on the server, but tls.provider=none serves plain HTTP'],
+    [{ replicaCount: 2 }, 'fleet.enabled=true needs replicaCount=1 (it is 2)'],
+    [
+      { 'fleet.persistence.enabled': false, 'fleet.persistence.existingClaim': 'x' },
+      'fleet.persistence.existingClaim=x is set but fleet.persistence.enabled=false',
+    ],
+  ])('render time: %j', (set, message) => {
+    expect(renderFailure(withFile('fleet-values.yaml', { set }))).toContain(message);
+  });
+
+  test.each([
+    [{ 'fleet.nodes': [] }, 'fleet.enabled=true needs at least one node in fleet.nodes'],
+    [
+      {
+        'fleet.nodes': [
+          { name: 'a', url: 'https://a:1', group: 'org1' },
+          { name: 'a', url: 'https://b:1', group: 'org1' },
+        ],
+      },
+      'fleet.nodes[1].name=a is used by an earlier node',
+    ],
+    [{ 'fleet.nodes': [{ name: 'a', url: 'https://a:1', group: 'org3' }] }, 'fleet.nodes[0].group=org3 is not a key of fleet.groups (groups: org1, org2)'],
+    [{ extraVolumes: [{ name: 'fleet-group-0-ca', emptyDir: {} }] }, 'extraVolumes[0].name=fleet-group-0-ca is taken'],
+    [
+      { extraVolumeMounts: [{ name: 'x', mountPath: '/var/lib/fabric-ops/fleet' }] },
+      'extraVolumeMounts[0].mountPath=/var/lib/fabric-ops/fleet is where the chart mounts',
+    ],
+  ])('render time: %j', (setJson, message) => {
+    expect(renderFailure(withFile('fleet-values.yaml', { setJson }))).toContain(message);
+  });
+
+  test.each([
+    [{ 'fleet.groups': { org1: { secret: 'a', cert: 'x' } } }, 'Additional property cert is not allowed'],
+    [{ 'fleet.groups': { org1: {} } }, 'secret is required'],
+    [{ 'fleet.nodes': [{ name: 'a', url: 'https://a:1/path', group: 'org1' }] }, 'fleet.nodes.0.url'],
+    [{ 'fleet.nodes': [{ name: 'a', url: 'https://a:1', group: 'org1', dialect: 'client' }] }, 'fleet.nodes.0.dialect'],
+    [{ 'fleet.nodes': [{ name: 'a', url: 'https://a:1', group: 'org1', role: 'peer' }] }, 'Additional property role is not allowed'],
+    [{ 'fleet.healthy': { minShare: 2 } }, 'fleet.healthy.minShare'],
+    [{ 'fleet.nodeTimeout': '2 seconds' }, 'fleet.nodeTimeout'],
+    [{ 'fleet.concurrency': 0 }, 'fleet.concurrency'],
+    [{ 'fleet.discovery': {} }, 'Additional property discovery is not allowed'],
+  ])('schema: %j', (setJson, message) => {
+    expect(renderFailure(withFile('fleet-values.yaml', { setJson }))).toContain(message);
   });
 });
 

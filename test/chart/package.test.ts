@@ -31,6 +31,7 @@ test("helm package produces fabric-ops-<package.json version>.tgz whose version 
       'fabric-ops/values.schema.json',
       'fabric-ops/README.md',
       'fabric-ops/files/alert-rules.yaml',
+      'fabric-ops/files/fleet-alert-rules.yaml',
       'fabric-ops/files/healthz-check.js',
       'fabric-ops/templates/NOTES.txt',
       'fabric-ops/templates/tests/test-healthz.yaml',
@@ -38,9 +39,9 @@ test("helm package produces fabric-ops-<package.json version>.tgz whose version 
   );
 });
 
-test("the chart's alert rules are deploy/prometheus/alert-rules.yaml, byte for byte (scripts/chart-sync-rules.sh)", () => {
-  const deployed = readFileSync(path.join(repoRoot, 'deploy', 'prometheus', 'alert-rules.yaml'), 'utf8');
-  const shipped = readFileSync(path.join(chartDir, 'files', 'alert-rules.yaml'), 'utf8');
+test.each(['alert-rules.yaml', 'fleet-alert-rules.yaml'])("the chart's %s is deploy/prometheus's, byte for byte (scripts/chart-sync-rules.sh)", (file) => {
+  const deployed = readFileSync(path.join(repoRoot, 'deploy', 'prometheus', file), 'utf8');
+  const shipped = readFileSync(path.join(chartDir, 'files', file), 'utf8');
   expect(shipped).toBe(deployed);
   expect((parse(deployed) as { groups: unknown[] }).groups.length).toBeGreaterThan(0);
 });
@@ -128,7 +129,7 @@ describe('make chart', () => {
     expect(run.stdout).not.toContain('alert-rules.yaml');
   });
 
-  test('with helm on the PATH: packages the chart; says "updated" only when the alert rules changed', () => {
+  test('with helm on the PATH: packages the chart; says "updated" only when the alert rules (or the fleet rules) changed', () => {
     const root = project('path-helm');
     const bin = path.join(dir, 'path-helm', 'bin');
     mkdirSync(bin);
@@ -145,5 +146,14 @@ describe('make chart', () => {
     expect(second.status).toBe(0);
     expect(second.stdout).toContain('charts/fabric-ops/files/alert-rules.yaml updated from deploy/prometheus/alert-rules.yaml');
     expect(readFileSync(path.join(root, 'charts', 'fabric-ops', 'files', 'alert-rules.yaml'), 'utf8')).toBe(readFileSync(rules, 'utf8'));
+    expect(second.stdout).not.toContain('fleet-alert-rules.yaml');
+
+    const fleetRules = path.join(root, 'deploy', 'prometheus', 'fleet-alert-rules.yaml');
+    writeFileSync(fleetRules, `${readFileSync(fleetRules, 'utf8')}# edited\n`);
+    const third = make(root, pathWithoutHelm([bin]));
+    expect(third.status).toBe(0);
+    expect(third.stdout).toContain('charts/fabric-ops/files/fleet-alert-rules.yaml updated from deploy/prometheus/fleet-alert-rules.yaml');
+    expect(third.stdout).not.toContain('files/alert-rules.yaml updated');
+    expect(readFileSync(path.join(root, 'charts', 'fabric-ops', 'files', 'fleet-alert-rules.yaml'), 'utf8')).toBe(readFileSync(fleetRules, 'utf8'));
   });
 });

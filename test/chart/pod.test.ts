@@ -156,6 +156,7 @@ interface Volume {
   name: string;
   secret?: { secretName: string; items?: { key: string; path: string }[] };
   configMap?: { name: string; items?: { key: string; path: string }[] };
+  emptyDir?: Record<string, unknown>;
 }
 interface Container {
   args?: string[];
@@ -179,6 +180,11 @@ async function mountVolumes(
     const volume = volumes.find((v) => v.name === mount.name);
     let data: Record<string, string>;
     let items: { key: string; path: string }[] | undefined;
+    if (volume?.emptyDir) {
+      // An empty directory the container can write (the fleet's state).
+      mkdirSync(path.join(root, mount.mountPath), { recursive: true });
+      continue;
+    }
     if (volume?.secret) {
       const secretName = volume.secret.secretName;
       const secret = sources.secrets.find((s) => s.name === secretName);
@@ -192,7 +198,7 @@ async function mountVolumes(
       data = configMap.data ?? {};
       items = volume.configMap.items;
     } else {
-      throw new Error(`volume ${mount.name}: only Secret and ConfigMap volumes are laid out here`);
+      throw new Error(`volume ${mount.name}: only Secret, ConfigMap and emptyDir volumes are laid out here`);
     }
     const files: Record<string, string> = {};
     for (const item of items ?? Object.keys(data).map((key) => ({ key, path: key }))) {
@@ -208,7 +214,7 @@ async function mountVolumes(
 
 /** The pod's absolute paths under the temporary root, and loopback instead of every interface. */
 function inRoot(root: string, text: string): string {
-  return text.replace(/(^|[\s"'=[])\/etc\//g, `$1${root}/etc/`).replace(/0\.0\.0\.0:/g, '127.0.0.1:');
+  return text.replace(/(^|[\s"'=[])\/(etc|var)\//g, `$1${root}/$2/`).replace(/0\.0\.0\.0:/g, '127.0.0.1:');
 }
 
 function envOf(c: Container, root: string): Record<string, string> {
@@ -378,5 +384,126 @@ dns.lookup = function (host, options, callback) {
     expect(served.toUpperCase()).toBe(wanted.toUpperCase());
     expect(service?.child.exitCode).toBeNull();
     expect(await probe('HTTPS', port, '/healthz')).toBe(200);
+  });
+});
+
+/** A JSON request over mutual TLS (or without a client certificate), to the service's name resolved to 127.0.0.1. */
+function fleetRequest(
+  port: number,
+  method: string,
+  pathname: string,
+  client: Secret | null,
+  body?: unknown,
+): Promise<{ status: number; json: Record<string, unknown> }> {
+  return new Promise((resolve, reject) => {
+    const request = https.request(
+      {
+        host: '127.0.0.1',
+        port,
+        method,
+        path: pathname,
+        servername: serviceHost,
+        ca: client?.data['ca.crt'] ?? undefined,
+        rejectUnauthorized: client !== null,
+        ...(client ? { cert: client.data['tls.crt'], key: client.data['tls.key'] } : {}),
+        headers: body === undefined ? {} : { 'content-type': 'application/json' },
+        agent: false,
+      },
+      (response) => {
+        let text = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => (text += chunk));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, json: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>) }));
+      },
+    );
+    request.on('error', reject);
+    request.end(body === undefined ? undefined : JSON.stringify(body));
+  });
+}
+
+describe('the rendered pod in fleet mode (ci/fleet-values.yaml shape, existing Secrets)', () => {
+  let dir: string;
+  let root: string;
+  let port: number;
+  let objects: K8sObject[];
+  let secrets: { server: Secret; clientCA: Secret; client: Secret };
+  let service: CliRun | undefined;
+
+  beforeAll(async () => {
+    requireBuiltCli();
+    dir = mkdtempSync(path.join(tmpdir(), 'fabric-ops-chart-fleet-'));
+    root = path.join(dir, 'root');
+    secrets = makeSecrets(dir);
+    port = await freeTcpPort();
+    // The fleet's one node is this pod itself, by its Service name: the group's Secret is the
+    // scraper's pair (a client of the release's CA, which also signed the server certificate).
+    objects = render({
+      set: {
+        'tls.provider': 'existingSecrets',
+        'tls.existingSecrets.server': 'ops-server',
+        'tls.existingSecrets.clientCA': 'ops-client-ca',
+        'tls.existingSecrets.clientCAKey': 'bundle.pem',
+        'tls.existingSecrets.client': 'ops-scraper',
+        'operations.port': port,
+        'fleet.enabled': true,
+        'fleet.minRoundInterval': '0s',
+        'fleet.pollInterval': '0s',
+      },
+      setJson: {
+        'fleet.groups': { org1: { secret: 'ops-scraper' } },
+        'fleet.nodes': [{ name: 'self', url: `https://${serviceHost}:${port}`, dialect: 'peer', group: 'org1', labels: { role: 'ops' } }],
+        'fleet.writers': [`CN=${svc}-scraper`],
+      },
+    }).objects;
+    const podSpec = at<Record<string, unknown>>(find(objects, 'Deployment'), 'spec', 'template', 'spec');
+    const c = at<Container[]>(podSpec, 'containers')[0] as Container;
+    await mountVolumes(root, podSpec, c, { secrets: Object.values(secrets), configMaps: objects.filter((o) => o.kind === 'ConfigMap') });
+    const preload = path.join(dir, 'resolve-service.js');
+    writeFileSync(
+      preload,
+      `const dns = require('node:dns');
+const original = dns.lookup;
+dns.lookup = function (host, options, callback) {
+  if (host !== ${JSON.stringify(serviceHost)}) return original.apply(this, arguments);
+  if (typeof options === 'function') { callback = options; options = {}; }
+  if (options && options.all) return process.nextTick(callback, null, [{ address: '127.0.0.1', family: 4 }]);
+  process.nextTick(callback, null, '127.0.0.1', 4);
+};
+`,
+    );
+    service = runCli(
+      (c.args ?? []).map((arg) => inRoot(root, arg)),
+      { ...envOf(c, root), NODE_OPTIONS: `--require ${preload}` },
+    );
+    await service.listening(20_000);
+  }, 60_000);
+
+  afterAll(async () => {
+    if (service) await terminate(service.child, service.exited, 5_000);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('the container reads the rendered fleet.yaml through --fleet-config, with the group Secret mounted', async () => {
+    const c = at<Container[]>(find(objects, 'Deployment'), 'spec', 'template', 'spec', 'containers')[0] as Container;
+    expect(c.args?.slice(-2)).toEqual(['--fleet-config', '/etc/fabric-ops/fleet/fleet.yaml']);
+    const health = await fleetRequest(port, 'GET', '/fleet/healthz', secrets.client);
+    expect(health.status).toBe(200);
+    expect(health.json).toMatchObject({ status: 'OK', healthy: 1, total: 1, nodes: [{ name: 'self', group: 'org1', status: 'ok' }] });
+  });
+
+  test('/fleet demands a client certificate, even for healthz', async () => {
+    expect((await fleetRequest(port, 'GET', '/fleet/healthz', null)).status).toBe(401);
+  });
+
+  test('a write with a TTL is persisted in the fleet-state volume, and DELETE puts it back', async () => {
+    const put = await fleetRequest(port, 'PUT', '/fleet/logspec', secrets.client, { spec: 'fleet=debug:info', selector: {}, ttl: '1h' });
+    expect(put.status).toBe(200);
+    expect(put.json).toMatchObject({ complete: true, nodes: [{ name: 'self', result: 'applied', previous: 'info' }] });
+    const state = JSON.parse(readFileSync(path.join(root, 'var/lib/fabric-ops/fleet/fleet-putbacks.json'), 'utf8')) as { pending: unknown[] };
+    expect(JSON.stringify(state.pending)).toContain('"self"');
+    expect((await fleetRequest(port, 'GET', '/logspec', secrets.client)).json).toEqual({ spec: 'fleet=debug:info' });
+    const restore = await fleetRequest(port, 'DELETE', '/fleet/logspec', secrets.client, {});
+    expect(restore.json).toMatchObject({ nodes: [{ name: 'self', result: 'restored', spec: 'info' }] });
+    expect((await fleetRequest(port, 'GET', '/logspec', secrets.client)).json).toEqual({ spec: 'info' });
   });
 });

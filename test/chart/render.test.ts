@@ -470,6 +470,19 @@ describe('details of single combinations', () => {
     expect(deployed.groups.length).toBeGreaterThan(0);
   });
 
+  test('in fleet mode the PrometheusRule also carries the groups of deploy/prometheus/fleet-alert-rules.yaml', () => {
+    const read = (file: string): { groups: { name: string }[] } =>
+      parse(readFileSync(path.join(__dirname, '../../deploy/prometheus', file), 'utf8')) as { groups: { name: string }[] };
+    const fleet = read('fleet-alert-rules.yaml');
+    expect(fleet.groups.map((group) => group.name)).toEqual(['fabric-ops-fleet']);
+    const { objects } = render({
+      set: { 'prometheusRule.enabled': true, 'fleet.enabled': true },
+      setJson: { 'fleet.groups': { org1: { secret: 'org1-ops-client' } }, 'fleet.nodes': [{ name: 'peer0', url: 'https://peer0:9443', group: 'org1' }] },
+      apiVersions: ['monitoring.coreos.com/v1'],
+    });
+    expect(at(find(objects, 'PrometheusRule'), 'spec', 'groups')).toEqual([...read('alert-rules.yaml').groups, ...fleet.groups]);
+  });
+
   test("the helm test pod is a test hook running the image's node on the chart's check script", () => {
     const { objects } = byName('peer, defaults (cert-manager TLS, no monitoring API)');
     const testPod = find(objects, 'Pod');

@@ -3,7 +3,7 @@
  * uses, the job/instance variables, unique ids, a layout without overlaps, and the service's
  * metrics it must show. Its PromQL runs against a real Prometheus in prometheus-live.test.ts.
  */
-import { allPanels, dashboardQueries, readDashboard, readRules } from './deploy-files';
+import { allPanels, dashboardQueries, readDashboard, readFleetRules, readRules } from './deploy-files';
 
 const dashboard = readDashboard();
 const panels = allPanels(dashboard);
@@ -96,10 +96,38 @@ describe('the Grafana dashboard', () => {
       'chaincode_transactions_total',
       'chaincode_transaction_duration_seconds_bucket',
       'chaincode_transactions_in_flight',
+      'fleet_nodes_known',
+      'fleet_nodes_up',
+      'fleet_nodes_healthy',
+      'fleet_node_healthy',
+      'fleet_node_certificate_expiry_timestamp_seconds',
+      'fleet_node_version_info',
+      'fleet_logspec_changes_total',
+      'fleet_logspec_putbacks_total',
     ]) {
       expect(exprs).toContain(needed);
     }
     expect(exprs).toMatch(/sum by \(level\) \(rate\(logging_entries_written_total/);
+  });
+
+  test("the fleet rows: the node certificate panel turns red at the fleet alert's 14 days, the health timeline names each state", () => {
+    const expiry = dataPanels.find((p) => p.targets?.some((t) => t.expr.includes('fleet_node_certificate_expiry_timestamp_seconds')));
+    expect(expiry?.title).toBe('Fleet node operations certificates: time until expiry');
+    const fleetRules = readFleetRules().groups.flatMap((group) => group.rules);
+    expect(fleetRules.map((rule) => rule.expr)).toContain('fleet_node_certificate_expiry_timestamp_seconds - time() < 14 * 86400');
+    const defaults = (expiry as unknown as { fieldConfig: { defaults: { unit: string; thresholds: { steps: { color: string; value: number | null }[] } } } })
+      .fieldConfig.defaults;
+    expect(defaults.unit).toBe('s');
+    expect(defaults.thresholds.steps).toEqual([
+      { color: 'red', value: null },
+      { color: 'orange', value: 14 * 86400 },
+      { color: 'green', value: 30 * 86400 },
+    ]);
+    const row = panels.find((p) => p.type === 'row' && p.title.startsWith('Fleet'));
+    expect(row).toBeDefined();
+    const fleetPanels = dataPanels.filter((p) => p.targets?.some((t) => t.expr.includes('fleet_')));
+    expect(fleetPanels.length).toBe(7);
+    expect(fleetPanels.every((p) => p.gridPos.y > (row?.gridPos.y ?? Infinity))).toBe(true);
   });
 
   test("the certificate expiry panel turns red at the alert's 14 days and orange at 30", () => {

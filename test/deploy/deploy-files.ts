@@ -10,6 +10,7 @@ export const deployDir = resolve(__dirname, '..', '..', 'deploy');
 export const dashboardFile = join(deployDir, 'grafana', 'fabric-ops-dashboard.json');
 export const rulesFile = join(deployDir, 'prometheus', 'alert-rules.yaml');
 export const rulesTestFile = join(deployDir, 'prometheus', 'alert-rules.test.yaml');
+export const fleetRulesFile = join(deployDir, 'prometheus', 'fleet-alert-rules.yaml');
 export const prometheusConfigFile = join(deployDir, 'prometheus', 'prometheus.yml');
 
 export interface DataSourceRef {
@@ -86,6 +87,10 @@ export interface RulesFile {
 
 export function readRules(): RulesFile {
   return parse(readFileSync(rulesFile, 'utf8')) as RulesFile;
+}
+
+export function readFleetRules(): RulesFile {
+  return parse(readFileSync(fleetRulesFile, 'utf8')) as RulesFile;
 }
 
 export interface RunResult {

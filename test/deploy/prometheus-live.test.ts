@@ -4,9 +4,11 @@
  * /metrics over mutual TLS and loads alert-rules.yaml; while the test causes traffic (requests
  * to every route, refused ones, logspec changes, log lines at every level, a failing checker,
  * chaincode transactions through the chaincode's own instrument, connections over maxConnections,
- * a certificate reload that fails),
+ * a certificate reload that fails, and in fleet mode: a small fleet of one fabric-ops node and one
+ * closed port, fleet log level writes with a 1 s TTL),
  * every PromQL expression of the Grafana dashboard returns data, the variables find the job and
- * the instance, and the alerts for the failing checker and the 401s go pending.
+ * the instance, and the alerts for the failing checker, the 401s and the fleet node that does not
+ * answer go pending.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
@@ -18,6 +20,7 @@ import { PassThrough } from 'node:stream';
 import { connect as tlsConnect } from 'node:tls';
 import { parse, stringify } from 'yaml';
 import { startOperationsSystem, type OperationsSystem } from '../../src';
+import { fleetConfigFrom, fleetExtension } from '../../src/fleet';
 import { createTransactionMetrics, TransactionInstrument } from '../../src/chaincode/transactions';
 import type { ShimChaincode } from '../../src/chaincode/shim-types';
 import { testConfig } from '../support/config';
@@ -25,7 +28,7 @@ import { request } from '../support/http';
 import { createTestPki, type TestPki } from '../support/pki';
 import { freeTcpPort } from '../support/ports';
 import { requireCommand } from '../support/prerequisites';
-import { dashboardQueries, prometheusConfigFile, readDashboard, rulesFile, run } from './deploy-files';
+import { dashboardQueries, fleetRulesFile, prometheusConfigFile, readDashboard, rulesFile, run } from './deploy-files';
 
 const queries = dashboardQueries(readDashboard());
 
@@ -51,6 +54,8 @@ interface ActiveAlert {
 
 let pki: TestPki;
 let system: OperationsSystem;
+/** The node the fleet watches: another fabric-ops over mutual TLS (the fleet's other node is a closed port). */
+let fleetNode: OperationsSystem;
 let dir: string;
 let prometheus: ChildProcess | null = null;
 let prometheusOutput = '';
@@ -124,6 +129,13 @@ async function causeTraffic(round: number): Promise<void> {
   log.error('an error', { round });
   await invoke('transfer', round);
   await invoke('fail', round);
+  if (round % 10 === 0) {
+    // Every node: the fabric-ops node takes it (applied, put back after the TTL: restored), the
+    // closed port cannot (failed). 502: not every node took it.
+    const body = JSON.stringify({ spec: 'fleettest=debug:info', selector: {}, ttl: '1s' });
+    await expect('PUT /fleet/logspec', request(`${system.url}/fleet/logspec`, { ca, client, method: 'PUT', body }), 502);
+  }
+  await expect('GET /fleet/healthz', request(`${system.url}/fleet/healthz`, { ca, client }), 503);
 }
 
 function startTraffic(): void {
@@ -198,15 +210,18 @@ function expectedLabelValues(expr: string): Record<string, string[]> {
   const expected: Record<string, string[]> = {};
   if (/by \([^)]*\broute\b/.test(expr)) {
     if (expr.includes('code="401"')) expected.route = ['/metrics'];
-    else if (expr.includes('code=~"4..|5.."')) expected.route = ['/healthz', '/logspec', '/metrics', 'unmatched'];
-    else expected.route = ['/healthz', '/logspec', '/metrics', '/version', 'unmatched'];
+    else if (expr.includes('code=~"4..|5.."')) expected.route = ['/fleet/healthz', '/fleet/logspec', '/healthz', '/logspec', '/metrics', 'unmatched'];
+    else expected.route = ['/fleet/healthz', '/fleet/logspec', '/healthz', '/logspec', '/metrics', '/version', 'unmatched'];
   }
-  if (/by \([^)]*\bcode\b/.test(expr)) expected.code = ['200', '204', '400', '401', '404', '503'];
+  if (/by \([^)]*\bcode\b/.test(expr)) expected.code = ['200', '204', '400', '401', '404', '502', '503'];
   if (/by \([^)]*\blevel\b/.test(expr)) expected.level = ['debug', 'error', 'info', 'warn'];
   if (/by \([^)]*\bcertificate\b/.test(expr)) expected.certificate = ['client_ca', 'server'];
   if (/by \([^)]*\boutcome\b/.test(expr)) expected.outcome = ['error', 'success'];
   // 'fail' never succeeds, so a plain chaincode's bounded labels put it under 'other' (README: Node.js chaincode).
   if (/by \([^)]*\bfunction\b/.test(expr)) expected.function = ['other', 'transfer'];
+  if (expr.includes('fleet_logspec_changes_total')) expected.result = ['applied', 'failed'];
+  if (expr.includes('fleet_logspec_putbacks_total')) expected.result = ['restored'];
+  if (/by \([^)]*\bnode\b/.test(expr)) expected.node = expr.includes('fleet_node_healthy') ? ['closed-port', 'ops-node'] : ['ops-node'];
   if (/by \([^)]*\bcomponent\b/.test(expr) || /^health_check_status\{/.test(expr)) expected.component = ['gossip', 'ledger'];
   return expected;
 }
@@ -215,6 +230,26 @@ beforeAll(async () => {
   requireCommand('prometheus');
   pki = await createTestPki();
   dir = await mkdtemp(join(tmpdir(), 'fabric-ops-deploy-'));
+  const serverTls = { enabled: true, certFile: pki.server.cert, keyFile: pki.server.key, clientAuthRequired: false, clientRootCAFiles: [pki.clientCA.cert] };
+  fleetNode = await startOperationsSystem({
+    config: testConfig({ operations: { tls: serverTls }, metrics: { provider: 'prometheus' } }),
+    logStream: new PassThrough().resume(),
+  });
+  const fleetConfig = fleetConfigFrom(
+    {
+      stateDirectory: join(dir, 'fleet-state'),
+      nodeTimeout: '1s',
+      pollInterval: '1s',
+      minRoundInterval: '0s',
+      writers: ['O=fabric-ops tests,CN=operator'],
+      groups: { org1: { tls: { certFile: pki.client.cert, keyFile: pki.client.key, caFiles: [pki.serverCA.cert] } } },
+      nodes: [
+        { name: 'ops-node', url: fleetNode.url, dialect: 'peer', group: 'org1', labels: { role: 'peer' } },
+        { name: 'closed-port', url: `https://127.0.0.1:${await freeTcpPort()}`, dialect: 'orderer', group: 'org1' },
+      ],
+    },
+    join(dir, 'fleet.yaml'),
+  );
   serverCert = join(dir, 'server.crt');
   await copyFile(pki.server.cert, serverCert);
   await copyFile(pki.server.key, join(dir, 'server.key'));
@@ -234,6 +269,7 @@ beforeAll(async () => {
       metrics: { provider: 'prometheus' },
     }),
     logStream: new PassThrough().resume(),
+    extensions: [fleetExtension(fleetConfig)],
   });
   system.registerChecker('ledger', { check: async () => ({ ok: false, reason: 'ledger is rebuilding' }) });
   system.registerChecker('gossip', { check: async () => ({ ok: true }) });
@@ -252,6 +288,7 @@ beforeAll(async () => {
   const shipped = parse(await readFile(prometheusConfigFile, 'utf8')) as PrometheusConfig;
   await writeFile(join(dir, 'prometheus.yml'), stringify(testPrometheusConfig(shipped)));
   await copyFile(rulesFile, join(dir, 'alert-rules.yaml'));
+  await copyFile(fleetRulesFile, join(dir, 'fleet-alert-rules.yaml'));
 
   const apiPort = await freeTcpPort();
   api = `http://127.0.0.1:${apiPort}`;
@@ -277,6 +314,7 @@ afterAll(async () => {
     });
   }
   await system?.stop();
+  await fleetNode?.stop();
   await pki?.cleanup();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
@@ -284,7 +322,7 @@ afterAll(async () => {
 describe('deploy/prometheus/prometheus.yml', () => {
   test('keeps its mTLS scrape job: scheme https, tls_config with the three files and server_name, rules beside it', async () => {
     const shipped = parse(await readFile(prometheusConfigFile, 'utf8')) as PrometheusConfig;
-    expect(shipped.rule_files).toEqual(['alert-rules.yaml']);
+    expect(shipped.rule_files).toEqual(['alert-rules.yaml', 'fleet-alert-rules.yaml']);
     expect(shipped.scrape_configs).toHaveLength(1);
     const job = shipped.scrape_configs[0];
     expect(job?.job_name).toContain('fabric-ops');
@@ -294,7 +332,7 @@ describe('deploy/prometheus/prometheus.yml', () => {
 
   test('passes `promtool check config` with its files present (and the rules it loads)', async () => {
     const result = await run('promtool', ['check', 'config', join(dir, 'prometheus.yml')]);
-    expect(result.output).toContain('SUCCESS: 1 rule files found');
+    expect(result.output).toContain('SUCCESS: 2 rule files found');
     expect(result.code).toBe(0);
   });
 
@@ -391,6 +429,28 @@ describe('the Grafana dashboard against the real Prometheus', () => {
   });
 });
 
+describe('the fleet rows against the real Prometheus', () => {
+  test('nodes known, answering and healthy; per-node health; the node certificate and version', async () => {
+    const samples = async (expr: string): Promise<VectorSample[]> =>
+      (await apiGet<{ result: VectorSample[] }>(`/api/v1/query?query=${encodeURIComponent(expand(expr))}`)).result;
+    const exprs = new Set(queries.map((q) => q.expr));
+    const counts = ['known', 'up', 'healthy'].map((what) => `sum by (instance) (fleet_nodes_${what}{job=~"$job", instance=~"$instance"})`);
+    for (const expr of counts) expect(exprs).toContain(expr);
+    expect(await Promise.all(counts.map(async (expr) => (await samples(expr)).map((sample) => sample.value[1])))).toEqual([['2'], ['1'], ['1']]);
+    const health = 'max by (node, group) (fleet_node_healthy{job=~"$job", instance=~"$instance"})';
+    expect(exprs).toContain(health);
+    expect(Object.fromEntries((await samples(health)).map((sample) => [sample.metric.node, sample.value[1]]))).toEqual({ 'ops-node': '1', 'closed-port': '0' });
+    const expiry = 'min by (node) (fleet_node_certificate_expiry_timestamp_seconds{job=~"$job", instance=~"$instance"} - time())';
+    expect(exprs).toContain(expiry);
+    const [left] = await samples(expiry);
+    expect(Math.abs(Number(left?.value[1]) - (Date.parse(new X509Certificate(pki.server.certPem).validTo) - Date.now()) / 1000)).toBeLessThan(120);
+    const versions = 'max by (node, version, commit) (fleet_node_version_info{job=~"$job", instance=~"$instance"}) == 1';
+    expect(exprs).toContain(versions);
+    const ownVersion = ((await request(`${fleetNode.url}/version`, { ca: pki.serverCA.certPem })).json as { Version: string }).Version;
+    expect((await samples(versions)).map((sample) => `${sample.metric.node} ${sample.metric.version}`)).toEqual([`ops-node ${ownVersion}`]);
+  });
+});
+
 describe('deploy/prometheus/alert-rules.yaml loaded by the real Prometheus', () => {
   test('every rule evaluates without error', async () => {
     interface Rule {
@@ -405,24 +465,38 @@ describe('deploy/prometheus/alert-rules.yaml loaded by the real Prometheus', () 
     });
     expect(rules.map((rule) => [rule.name, rule.health, rule.lastError ?? '']).sort()).toEqual([
       ['FabricOpsCertificateExpiringSoon', 'ok', ''],
+      ['FabricOpsFleetNodeCertificateExpiringSoon', 'ok', ''],
+      ['FabricOpsFleetNodeDown', 'ok', ''],
+      ['FabricOpsFleetNodeUnhealthy', 'ok', ''],
+      ['FabricOpsFleetPutBackFailing', 'ok', ''],
+      ['FabricOpsFleetVersionSkew', 'ok', ''],
       ['FabricOpsHealthCheckFailing', 'ok', ''],
       ['FabricOpsMetricsUnauthorized', 'ok', ''],
       ['FabricOpsTargetDown', 'ok', ''],
     ]);
   });
 
-  test('the failing checker and the refused /metrics requests raise their alerts (pending); the up target does not', async () => {
+  test('the failing checker, the refused /metrics requests and the fleet node that does not answer raise their alerts (pending); the up target and the healthy node do not', async () => {
     const alerts = await poll('pending alerts', async () => {
       const data = await apiGet<{ alerts: ActiveAlert[] }>('/api/v1/alerts');
       const names = new Set(data.alerts.map((alert) => alert.labels.alertname));
-      return names.has('FabricOpsHealthCheckFailing') && names.has('FabricOpsMetricsUnauthorized') ? data.alerts : undefined;
+      return names.has('FabricOpsHealthCheckFailing') && names.has('FabricOpsMetricsUnauthorized') && names.has('FabricOpsFleetNodeDown')
+        ? data.alerts
+        : undefined;
     });
     const summary = alerts
-      .map((alert) => ({ alertname: alert.labels.alertname, component: alert.labels.component, instance: alert.labels.instance, state: alert.state }))
+      .map((alert) => ({
+        alertname: alert.labels.alertname,
+        component: alert.labels.component,
+        node: alert.labels.node,
+        instance: alert.labels.instance,
+        state: alert.state,
+      }))
       .sort((a, b) => String(a.alertname).localeCompare(String(b.alertname)));
     expect(summary).toEqual([
-      { alertname: 'FabricOpsHealthCheckFailing', component: 'ledger', instance: target, state: 'pending' },
-      { alertname: 'FabricOpsMetricsUnauthorized', component: undefined, instance: target, state: 'pending' },
+      { alertname: 'FabricOpsFleetNodeDown', component: undefined, node: 'closed-port', instance: target, state: 'pending' },
+      { alertname: 'FabricOpsHealthCheckFailing', component: 'ledger', node: undefined, instance: target, state: 'pending' },
+      { alertname: 'FabricOpsMetricsUnauthorized', component: undefined, node: undefined, instance: target, state: 'pending' },
     ]);
   });
 });

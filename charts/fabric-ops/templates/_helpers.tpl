@@ -213,6 +213,7 @@ Render-time refusals: combinations that cannot work, with why and what to set in
 Included by the Deployment, so every render runs it.
 */}}
 {{- define "fabric-ops.validate" -}}
+{{- include "fabric-ops.validateFleet" . -}}
 {{- range $name, $value := .Values.env -}}
 {{- if not (kindIs "string" $value) -}}
 {{- fail (printf "env.%s=%v is a %s, but environment values are strings: use --set-string env.%s=%v (not --set), or quote it in a values file (%s: \"%v\")" $name $value (ternary "boolean" "number" (kindIs "bool" $value)) $name $value $name $value) -}}
@@ -300,16 +301,20 @@ Included by the Deployment, so every render runs it.
 {{- end -}}
 {{- $_ := set $seen $var.name true -}}
 {{- end -}}
-{{- $volumes := list "config" "tls-server" "tls-client-ca" "runtime-socket" -}}
+{{- $volumes := list "config" "tls-server" "tls-client-ca" "runtime-socket" "fleet-config" "fleet-state" -}}
 {{- range $i, $volume := .Values.extraVolumes -}}
+{{- if hasPrefix "fleet-group-" $volume.name -}}
+{{- fail (printf "extraVolumes[%d].name=%s is taken: names starting fleet-group- are the chart's (fleet groups' Secrets); choose another name" $i $volume.name) -}}
+{{- end -}}
 {{- if has $volume.name $volumes -}}
-{{- fail (printf "extraVolumes[%d].name=%s is taken: the chart's volumes are %s; choose another name" $i $volume.name (join ", " (list "config" "tls-server" "tls-client-ca" "runtime-socket"))) -}}
+{{- fail (printf "extraVolumes[%d].name=%s is taken: the chart's volumes are %s; choose another name" $i $volume.name (join ", " (list "config" "tls-server" "tls-client-ca" "runtime-socket" "fleet-config" "fleet-state"))) -}}
 {{- end -}}
 {{- $volumes = append $volumes $volume.name -}}
 {{- end -}}
 {{- $paths := list (include "fabric-ops.configDir" .) -}}
 {{- if include "fabric-ops.tlsEnabled" . -}}{{- $paths = concat $paths (list (include "fabric-ops.serverTlsDir" .) (include "fabric-ops.clientCADir" .)) -}}{{- end -}}
 {{- if .Values.runtimeSocket.enabled -}}{{- $paths = append $paths (include "fabric-ops.runtimeSocketPath" .) -}}{{- end -}}
+{{- if .Values.fleet.enabled -}}{{- $paths = concat $paths (list (include "fabric-ops.fleetConfigDir" .) (include "fabric-ops.fleetGroupsDir" .) (include "fabric-ops.fleetStateDir" .)) -}}{{- end -}}
 {{- range $i, $mount := .Values.extraVolumeMounts -}}
 {{- if has (trimSuffix "/" $mount.mountPath) $paths -}}
 {{- fail (printf "extraVolumeMounts[%d].mountPath=%s is where the chart mounts its own files (%s); choose another path" $i $mount.mountPath (join ", " $paths)) -}}
@@ -390,4 +395,57 @@ an optional trailing "." (that logger only). The service exits 2 on anything els
 
 {{- define "fabric-ops.prometheusRuleRendered" -}}
 {{- if and .Values.prometheusRule.enabled (or .Values.prometheusRule.force (include "fabric-ops.monitoringApi" .)) -}}true{{- end -}}
+{{- end -}}
+
+{{/* Fleet mode (README "Fleet"): where the pod sees the fleet configuration, the groups' Secrets and the state. */}}
+{{- define "fabric-ops.fleetConfigDir" -}}/etc/fabric-ops/fleet{{- end -}}
+{{- define "fabric-ops.fleetGroupsDir" -}}/etc/fabric-ops/fleet-groups{{- end -}}
+{{- define "fabric-ops.fleetStateDir" -}}/var/lib/fabric-ops/fleet{{- end -}}
+{{- define "fabric-ops.fleetConfigMapName" -}}{{- printf "%s-fleet" (include "fabric-ops.fullname" .) | trunc 63 | trimSuffix "-" -}}{{- end -}}
+{{- define "fabric-ops.fleetStateClaim" -}}
+{{- default (printf "%s-fleet-state" (include "fabric-ops.fullname" .) | trunc 63 | trimSuffix "-") .Values.fleet.persistence.existingClaim -}}
+{{- end -}}
+
+{{/*
+The fleet configuration file (src/fleet/config.ts reads it): the values, with each group's
+files at its mounts and the state directory on the fleet-state volume.
+*/}}
+{{- define "fabric-ops.fleetConfig" -}}
+{{- $f := .Values.fleet -}}
+{{- $groupsDir := include "fabric-ops.fleetGroupsDir" . -}}
+{{- $groups := dict -}}
+{{- range $name, $group := $f.groups -}}
+{{- $_ := set $groups $name (dict "tls" (dict "certFile" (printf "%s/%s/client/tls.crt" $groupsDir $name) "keyFile" (printf "%s/%s/client/tls.key" $groupsDir $name) "caFiles" (list (printf "%s/%s/ca/ca.crt" $groupsDir $name)))) -}}
+{{- end -}}
+{{- $healthy := ternary (dict "minShare" $f.healthy.minShare) (dict "minCount" $f.healthy.minCount) (kindIs "invalid" $f.healthy.minCount) -}}
+{{- $config := dict "stateDirectory" (include "fabric-ops.fleetStateDir" .) "nodeTimeout" $f.nodeTimeout "concurrency" $f.concurrency "maxResponseBytes" $f.maxResponseBytes "pollInterval" $f.pollInterval "minRoundInterval" $f.minRoundInterval "healthy" $healthy "writers" $f.writers "groups" $groups "nodes" $f.nodes -}}
+{{- toYaml $config -}}
+{{- end -}}
+
+{{/* Fleet refusals: what the service would refuse at start, said at render time with the value to change. */}}
+{{- define "fabric-ops.validateFleet" -}}
+{{- if .Values.fleet.enabled -}}
+{{- if not (include "fabric-ops.tlsEnabled" .) -}}
+{{- fail "fleet.enabled=true needs TLS and client CAs on the server, but tls.provider=none serves plain HTTP: the /fleet endpoints reveal the topology and change log levels on every node, and they demand a client certificate from a trusted CA. Set tls.provider=certManager (the chart's CA signs the clients) or existingSecrets (with tls.existingSecrets.clientCA)" -}}
+{{- end -}}
+{{- if gt (int .Values.replicaCount) 1 -}}
+{{- fail (printf "fleet.enabled=true needs replicaCount=1 (it is %v): each pod would own its own TTL put-backs, so a DELETE /fleet/logspec or a GET reaching another pod would not see them" .Values.replicaCount) -}}
+{{- end -}}
+{{- if not .Values.fleet.nodes -}}
+{{- fail "fleet.enabled=true needs at least one node in fleet.nodes (name, url, group; Kubernetes discovery is not built yet)" -}}
+{{- end -}}
+{{- $seen := dict -}}
+{{- range $i, $node := .Values.fleet.nodes -}}
+{{- if hasKey $seen $node.name -}}
+{{- fail (printf "fleet.nodes[%d].name=%s is used by an earlier node; names must be unique" $i $node.name) -}}
+{{- end -}}
+{{- $_ := set $seen $node.name true -}}
+{{- if not (hasKey $.Values.fleet.groups $node.group) -}}
+{{- fail (printf "fleet.nodes[%d].group=%s is not a key of fleet.groups (groups: %s)" $i $node.group (default "none" (join ", " (keys $.Values.fleet.groups | sortAlpha)))) -}}
+{{- end -}}
+{{- end -}}
+{{- if and .Values.fleet.persistence.existingClaim (not .Values.fleet.persistence.enabled) -}}
+{{- fail (printf "fleet.persistence.existingClaim=%s is set but fleet.persistence.enabled=false, so the state would be on an emptyDir: set fleet.persistence.enabled=true, or drop existingClaim" .Values.fleet.persistence.existingClaim) -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}
