@@ -28,6 +28,7 @@ import { request } from '../support/http';
 import { createTestPki, type TestPki } from '../support/pki';
 import { freeTcpPort } from '../support/ports';
 import { requireCommand } from '../support/prerequisites';
+import { delay, waitFor } from '../support/wait';
 import { dashboardQueries, fleetRulesFile, prometheusConfigFile, readDashboard, rulesFile, run } from './deploy-files';
 
 const queries = dashboardQueries(readDashboard());
@@ -100,9 +101,9 @@ async function exceedMaxConnections(port: number): Promise<void> {
       return opened(socket, 'secureConnect', () => socket.write('PUT /logspec HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100\r\n\r\n{'));
     }),
   );
-  await new Promise((r) => setTimeout(r, 200));
+  await delay(200);
   await Promise.all(Array.from({ length: maxConnections }, () => opened(connect(port, '127.0.0.1'), 'connect')));
-  await new Promise((r) => setTimeout(r, 300));
+  await delay(300);
   for (const socket of sockets) socket.destroy();
 }
 
@@ -170,21 +171,11 @@ async function apiGet<T>(path: string): Promise<T> {
   return (answer.json as { data: T }).data;
 }
 
-async function poll<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: string;
-  for (;;) {
-    if (prometheus?.exitCode !== null) throw new Error(`prometheus exited (${String(prometheus?.exitCode)}): ${prometheusOutput}`);
-    try {
-      const result = await probe();
-      if (result !== undefined) return result;
-      last = 'no data yet';
-    } catch (error) {
-      last = (error as Error).message;
-    }
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms (${last})`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
+/** waitFor (test/support/wait.ts), giving up at once when Prometheus has exited. */
+function poll<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  const exited = (): string | undefined =>
+    prometheus?.exitCode !== null ? `prometheus exited (${String(prometheus?.exitCode)}): ${prometheusOutput}` : undefined;
+  return waitFor(what, probe, { timeoutMs, everyMs: 250, giveUpIf: exited });
 }
 
 /** What Grafana sends for `$job` / `$instance` with one value selected: regex-escaped, then escaped for a PromQL string. */

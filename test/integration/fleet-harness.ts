@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { waitFor as poll } from '../support/wait';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
@@ -121,13 +122,5 @@ export async function hungServer(): Promise<{ url: string; close(): Promise<void
 }
 
 export function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs: number, everyMs = 100): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  return (async () => {
-    for (;;) {
-      const value = await probe();
-      if (value !== undefined) return value;
-      if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-      await new Promise((resolve) => setTimeout(resolve, everyMs));
-    }
-  })();
+  return poll(what, probe, { timeoutMs, everyMs });
 }

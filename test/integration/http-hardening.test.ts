@@ -7,6 +7,7 @@ import { request } from '../support/http';
 import { LogCapture } from '../support/log-capture';
 import { createTestPki, type TestPki } from '../support/pki';
 import { freeUdpPort } from '../support/ports';
+import { waitFor } from '../support/wait';
 import { rawExchange, silentConnection, writeUntilClosed, type RawExchange, type RawResponse } from '../support/raw-http';
 
 const GiB = 1024 * 1024 * 1024;
@@ -147,9 +148,9 @@ describe('HTTP hardening (plain HTTP)', () => {
       socket.setEncoding('latin1');
       socket.on('data', (data: string) => (received += data));
       socket.write('PUT /logspec HTTP/1.1\r\nHost: localhost\r\nExpect: 100-continue\r\nContent-Length: 16\r\n\r\n');
-      await waitFor(() => received.includes('100 Continue'));
+      await waitFor('100 Continue', () => received.includes('100 Continue'), { everyMs: 20 });
       socket.write('{"spec":"debug"}');
-      await waitFor(() => /204 No Content/.test(received));
+      await waitFor('204 No Content', () => /204 No Content/.test(received), { everyMs: 20 });
       socket.destroy();
       expect(system.getLogSpec()).toBe('debug');
     });
@@ -216,18 +217,6 @@ describe('HTTP hardening (plain HTTP)', () => {
   });
 });
 
-function waitFor(condition: () => boolean, timeoutMs = 5000): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const started = Date.now();
-    const check = (): void => {
-      if (condition()) resolve();
-      else if (Date.now() - started > timeoutMs) reject(new Error('condition not met in time'));
-      else setTimeout(check, 20);
-    };
-    check();
-  });
-}
-
 /** A connection with a request in progress (its body still to come): the cap cannot make room by closing it. */
 function busyConnection(port: number): net.Socket {
   const socket = net.connect(port, '127.0.0.1', () => socket.write('PUT /logspec HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100\r\n\r\n{'));
@@ -286,7 +275,7 @@ describe('defect 3: the connection cap', () => {
       const refused = await silentConnection(system.address.port, 5000);
       expect(refused.closedAfterMs).toBeLessThan(1000);
       held.destroy();
-      await waitFor(() => lines.includes('operations.connections_refused:1|c'));
+      await waitFor('the refusal counted over StatsD', () => lines.includes('operations.connections_refused:1|c'), { everyMs: 20 });
     } finally {
       await system.stop();
       daemon.close();

@@ -13,6 +13,7 @@ import { request, type HttpAnswer } from '../support/http';
 import { createTestPki, type TestPki } from '../support/pki';
 import { requireCommand } from '../support/prerequisites';
 import { freeTcpPort } from '../support/ports';
+import { waitFor } from '../support/wait';
 
 let pki: TestPki;
 let system: OperationsSystem;
@@ -166,19 +167,13 @@ describe('a real Prometheus server scraping /metrics with a client certificate',
     value: [number, string];
   }
 
+  /** waitFor (test/support/wait.ts), giving up at once when Prometheus has exited; a timeout shows its output. */
   async function poll<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 45_000): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
-    let last = '';
-    for (;;) {
-      if (prometheus?.exitCode !== null) throw new Error(`prometheus exited (${String(prometheus?.exitCode)}): ${output}`);
-      try {
-        const result = await probe();
-        if (result !== undefined) return result;
-      } catch (error) {
-        last = (error as Error).message;
-      }
-      if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms (${last}); prometheus output: ${output}`);
-      await new Promise((r) => setTimeout(r, 250));
+    const exited = (): string | undefined => (prometheus?.exitCode !== null ? `prometheus exited (${String(prometheus?.exitCode)}): ${output}` : undefined);
+    try {
+      return await waitFor(what, probe, { timeoutMs, everyMs: 250, giveUpIf: exited });
+    } catch (error) {
+      throw new Error(`${(error as Error).message}; prometheus output: ${output}`, { cause: error });
     }
   }
 

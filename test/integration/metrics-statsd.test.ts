@@ -7,6 +7,7 @@ import { CaptureLoggers } from '../support/capture-logger';
 import { testConfig } from '../support/config';
 import { freePort } from '../support/ports';
 import { StatsdDaemon, type StatsdNetwork } from '../support/statsd-daemon';
+import { waitFor } from '../support/wait';
 import { FakeScheduler } from '../unit/metrics/fake-scheduler';
 
 function statsdConfig(network: StatsdNetwork, port: number, writeIntervalMs: number, prefix = ''): NormalisedConfig['metrics'] {
@@ -20,14 +21,6 @@ function startSystem(config: NormalisedConfig['metrics'], deps: Partial<MetricsS
   const system = createMetricsSystem(config, { loggers, ...deps });
   if (!(system instanceof StatsdMetricsSystem)) throw new Error('expected the statsd metrics system');
   return { system, loggers };
-}
-
-async function waitUntil(condition: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 const fastBackoff = { initialMs: 50, maxMs: 400 };
@@ -120,11 +113,11 @@ describe.each(['udp', 'tcp'] as const)('StatsD over %s, daemon down at start', (
 
     const counter = system.provider.newCounter({ name: 'early', help: 'h' });
     counter.add(1);
-    await waitUntil(() => system.stats().flushes >= 3, 'three flushes');
+    await waitFor('three flushes', () => system.stats().flushes >= 3, { timeoutMs: 15_000, everyMs: 20 });
 
     const daemon = await StatsdDaemon.start({ network, port });
     try {
-      if (network === 'tcp') await waitUntil(() => system.stats().connected, 'the reconnection');
+      if (network === 'tcp') await waitFor('the reconnection', () => system.stats().connected, { timeoutMs: 15_000, everyMs: 20 });
       const gauge = system.provider.newGauge({ name: 'later', help: 'h' });
       gauge.set(5);
       const received = await daemon.waitFor((r) => r.gauges.later, 'a gauge set after the daemon came up');
@@ -150,23 +143,27 @@ describe('StatsD over tcp, daemon stopped mid-run and started again', () => {
       await daemon.waitFor((r) => r.counters['ticks.before'], 'a value before the outage');
 
       await daemon.stop();
-      await waitUntil(() => !system.stats().connected, 'the client noticing the lost connection');
+      await waitFor('the client noticing the lost connection', () => !system.stats().connected, { timeoutMs: 15_000, everyMs: 20 });
       const droppedAtStart = system.stats().droppedLines;
       let rounds = 0;
-      await waitUntil(() => {
-        for (let n = 0; n < 200; n += 1) counter.with({ n: `outage${n}` }).add(1);
-        rounds += 1;
-        const stats = system.stats();
-        expect(stats.pendingBytes).toBeLessThanOrEqual(maxPendingBytes);
-        expect(stats.series).toBeLessThanOrEqual(201);
-        return stats.droppedLines - droppedAtStart >= 2000;
-      }, 'ten flushes of drops');
+      await waitFor(
+        'ten flushes of drops',
+        () => {
+          for (let n = 0; n < 200; n += 1) counter.with({ n: `outage${n}` }).add(1);
+          rounds += 1;
+          const stats = system.stats();
+          expect(stats.pendingBytes).toBeLessThanOrEqual(maxPendingBytes);
+          expect(stats.series).toBeLessThanOrEqual(201);
+          return stats.droppedLines - droppedAtStart >= 2000;
+        },
+        { timeoutMs: 15_000, everyMs: 20 },
+      );
       expect(rounds).toBeGreaterThan(1);
       expect(loggers.find('warn', /statsd: lost the connection to tcp 127\.0\.0\.1:\d+/)).toHaveLength(1);
       expect(loggers.find('warn', /statsd: dropped \d+ metric lines in \d+ packets for tcp .* \(not connected to tcp/).length).toBeGreaterThan(0);
 
       await daemon.restart();
-      await waitUntil(() => system.stats().connected, 'the reconnection');
+      await waitFor('the reconnection', () => system.stats().connected, { timeoutMs: 15_000, everyMs: 20 });
       expect(loggers.find('info', /statsd: reconnected to tcp 127\.0\.0\.1:\d+/)).toHaveLength(1);
       counter.with({ n: 'after' }).add(5);
       const after = await daemon.waitFor((r) => r.counters['ticks.after'], 'a value after the restart');
@@ -216,10 +213,14 @@ describe.each(['udp', 'tcp'] as const)('StatsD over %s, a long outage (injected 
     const daemon = await StatsdDaemon.start({ network, port });
     try {
       if (network === 'tcp') {
-        await waitUntil(() => {
-          scheduler.advance(1000);
-          return system.stats().connected;
-        }, 'the reconnection');
+        await waitFor(
+          'the reconnection',
+          () => {
+            scheduler.advance(1000);
+            return system.stats().connected;
+          },
+          { timeoutMs: 15_000, everyMs: 20 },
+        );
       }
       counter.with({ n: 'back' }).add(9);
       scheduler.advance(intervalMs);
@@ -264,7 +265,7 @@ describe('StatsD over tcp, a daemon that hangs (stops reading)', () => {
       expect(loggers.find('warn', /statsd: dropped \d+ metric lines in \d+ packets for tcp .* \(send buffer full/).length).toBeGreaterThan(0);
 
       daemon.resume();
-      await waitUntil(() => system.stats().pendingBytes === 0, 'the daemon reading the backlog', 30_000);
+      await waitFor('the daemon reading the backlog', () => system.stats().pendingBytes === 0, { timeoutMs: 30_000, everyMs: 20 });
       system.provider.newCounter({ name: 'after_hang', help: 'h' }).add(3);
       scheduler.advance(1000);
       const value = await daemon.waitFor((r) => r.counters.after_hang, 'a value after the daemon resumed', 30_000);

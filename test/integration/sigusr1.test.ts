@@ -11,6 +11,7 @@ import path from 'node:path';
 import { request } from '../support/http';
 import { listeningPorts } from '../support/listening-ports';
 import { cliPath, requireBuiltCli, runCli, type CliRun } from '../support/cli';
+import { delay } from '../support/wait';
 
 beforeAll(() => requireBuiltCli());
 // Every process a test starts is gone after it, whatever failed.
@@ -28,10 +29,6 @@ const env = {
   CORE_METRICS_PROVIDER: 'prometheus',
   CORE_OPERATIONS_HEALTHCHECK_CONTAINERRUNTIME_TYPE: 'none',
 };
-
-function delay(ms: number): Promise<void> {
-  return new Promise((done) => setTimeout(done, ms));
-}
 
 /** Starts the bin itself (the kernel reads its shebang), with this Node first on the PATH. */
 function runBin(): CliRun {

@@ -8,6 +8,7 @@ import { testConfig } from '../support/config';
 import { request } from '../support/http';
 import { LogCapture } from '../support/log-capture';
 import { createTestPki, type KeyPair, type TestPki } from '../support/pki';
+import { waitFor } from '../support/wait';
 
 let pki: TestPki;
 beforeAll(async () => {
@@ -197,7 +198,7 @@ describe('certificate rotation on a live server', () => {
       await copyFile(pki.server.key, path.join(mismatched, 'tls.key'));
       await symlink('..v2', path.join(secret, '..data_tmp'));
       await rename(path.join(secret, '..data_tmp'), path.join(secret, '..data'));
-      await waitFor(() => logs.records().some((r) => r.level !== undefined && Number(r.level) >= 50));
+      await waitFor('an error line', () => logs.records().some((r) => r.level !== undefined && Number(r.level) >= 50), { timeoutMs: 5000 });
       expect(await servedSerial(system.url)).toBe(serialOf(pki.server));
 
       // The matching pair arrives by an atomic symlink swap: new connections get it.
@@ -207,7 +208,7 @@ describe('certificate rotation on a live server', () => {
       await copyFile(second.key, path.join(good, 'tls.key'));
       await symlink('..v3', path.join(secret, '..data_tmp'));
       await rename(path.join(secret, '..data_tmp'), path.join(secret, '..data'));
-      await waitFor(async () => (await servedSerial(system.url)) === serialOf(second));
+      await waitFor('the second certificate served', async () => (await servedSerial(system.url)) === serialOf(second), { timeoutMs: 5000 });
       expect((await request(`${system.url}/logspec`, { ca: pki.serverCA.certPem, client: pki.client })).status).toBe(200);
     } finally {
       await system.stop();
@@ -215,12 +216,3 @@ describe('certificate rotation on a live server', () => {
     }
   });
 });
-
-async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await condition()) return;
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}

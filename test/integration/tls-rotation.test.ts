@@ -16,6 +16,7 @@ import { baseTestConfig, testConfig } from '../support/config';
 import { request as httpRequest } from '../support/http';
 import { LogCapture } from '../support/log-capture';
 import { type KeyPair, type KubernetesSecretVolume, createKubernetesSecretVolume, createTestPki, type TestPki } from '../support/pki';
+import { waitFor } from '../support/wait';
 
 /**
  * Certificate rotation on a live HTTPS server: the files sit in a Kubernetes-style secret
@@ -103,15 +104,6 @@ function request(client?: KeyPair): Promise<Served> {
 }
 
 /** Polls until `check` holds or the deadline passes; returns the last value seen. */
-async function pollUntil<T>(probe: () => Promise<T>, check: (value: T) => boolean, deadlineMs: number): Promise<T> {
-  const deadline = Date.now() + deadlineMs;
-  for (;;) {
-    const value = await probe();
-    if (check(value) || Date.now() >= deadline) return value;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 const fingerprintOf = (pair: KeyPair): string => new X509Certificate(pair.certPem).fingerprint256;
 
 describe('certificate rotation on a live server', () => {
@@ -122,7 +114,14 @@ describe('certificate rotation on a live server', () => {
   it('serves a rotated certificate to new connections within 5 seconds of a secret update', async () => {
     const rotated = await pki.issue('rotated-live', 'serverCA');
     await volume.update({ 'tls.crt': rotated.certPem, 'tls.key': rotated.keyPem, 'ca.crt': pki.clientCA.certPem });
-    const served = await pollUntil(request, (s) => s.fingerprint === fingerprintOf(rotated), rotationDeadlineMs);
+    const served = await waitFor(
+      'the rotated certificate served',
+      async () => {
+        const answer = await request();
+        return answer.fingerprint === fingerprintOf(rotated) && answer;
+      },
+      { timeoutMs: rotationDeadlineMs, everyMs: 100 },
+    );
     expect(served.fingerprint).toBe(fingerprintOf(rotated));
     expect(logs.find('info', /TLS material reloaded/).map((e) => e.fields.fingerprint)).toEqual([fingerprintOf(rotated)]);
   });
@@ -132,10 +131,13 @@ describe('certificate rotation on a live server', () => {
     expect((await request(pki.untrustedClient)).body).toMatch(/^unauthorized: /);
     const rotated = await pki.issue('rotated-live-2', 'serverCA');
     await volume.update({ 'tls.crt': rotated.certPem, 'tls.key': rotated.keyPem, 'ca.crt': `${pki.clientCA.certPem}${pki.untrustedCA.certPem}` });
-    const served = await pollUntil(
-      () => request(pki.untrustedClient),
-      (s) => s.body === 'authorized',
-      rotationDeadlineMs,
+    const served = await waitFor(
+      'the new client CA trusted',
+      async () => {
+        const answer = await request(pki.untrustedClient);
+        return answer.body === 'authorized' && answer;
+      },
+      { timeoutMs: rotationDeadlineMs, everyMs: 100 },
     );
     expect(served.body).toBe('authorized');
     expect(served.fingerprint).not.toBe(current.fingerprint);
@@ -148,11 +150,10 @@ describe('certificate rotation on a live server', () => {
     const errorsBefore = logs.find('error', /TLS material not reloaded/).length;
     await volume.update({ 'tls.crt': stray.certPem, 'tls.key': pki.server.keyPem, 'ca.crt': pki.clientCA.certPem });
     // The watcher has seen the update once it has logged the refusal.
-    await pollUntil(
-      async () => logs.find('error', /TLS material not reloaded/).length,
-      (n) => n > errorsBefore,
-      rotationDeadlineMs,
-    );
+    await waitFor('a refused reload logged', () => logs.find('error', /TLS material not reloaded/).length > errorsBefore, {
+      timeoutMs: rotationDeadlineMs,
+      everyMs: 100,
+    });
     const errors = logs.find('error', /TLS material not reloaded/).slice(errorsBefore);
     expect(errors.map((e) => e.msg)).toEqual([expect.stringContaining('does not match the certificate')]);
     expect((await request()).fingerprint).toBe(before.fingerprint);
@@ -227,11 +228,7 @@ describe('a failure in the reload path never ends the process', () => {
       const rotated = await pki.issue('rotated-but-loader-throws', 'serverCA');
       await writeFile(h.tls.certFile, rotated.certPem);
       await writeFile(h.tls.keyFile, rotated.keyPem);
-      await pollUntil(
-        async () => loads,
-        (n) => n >= 3,
-        rotationDeadlineMs,
-      );
+      await waitFor('three loads', () => loads >= 3, { timeoutMs: rotationDeadlineMs, everyMs: 100 });
       expect(loads).toBeGreaterThanOrEqual(3); // retried at every poll
       expect(h.captured.find('error', /./).map((e) => e.msg)).toEqual([
         "TLS material not reloaded, keeping the current certificate: TypeError: Cannot read properties of undefined (reading 'toISOString')",
@@ -251,7 +248,14 @@ describe('a failure in the reload path never ends the process', () => {
       const rotated = await pki.issue('rotated-on-node-20', 'serverCA');
       await writeAtomically(h.tls.certFile, rotated.certPem);
       await writeAtomically(h.tls.keyFile, rotated.keyPem);
-      const served = await pollUntil(h.servedFingerprint, (f) => f === fingerprintOf(rotated), rotationDeadlineMs);
+      const served = await waitFor(
+        'the rotated certificate served',
+        async () => {
+          const fingerprint = await h.servedFingerprint();
+          return fingerprint === fingerprintOf(rotated) && fingerprint;
+        },
+        { timeoutMs: rotationDeadlineMs, everyMs: 100 },
+      );
       expect(served).toBe(fingerprintOf(rotated));
       await new Promise((resolve) => setTimeout(resolve, 200)); // a few more polls
       // A poll that falls between the two renames sees the new certificate with the old key and
@@ -295,7 +299,14 @@ describe('the operations system counts failed reloads in operations_tls_reload_f
       expect(await scrape()).toMatch(/^operations_tls_reload_failures_total 0$/m);
       const stray = await pki.issue('system-stray', 'serverCA');
       await writeAtomically(join(dir, 'tls.crt'), stray.certPem);
-      const body = await pollUntil(scrape, (text) => /^operations_tls_reload_failures_total 1$/m.test(text), rotationDeadlineMs);
+      const body = await waitFor(
+        'the reload failure counted',
+        async () => {
+          const text = await scrape();
+          return /^operations_tls_reload_failures_total 1$/m.test(text) && text;
+        },
+        { timeoutMs: rotationDeadlineMs, everyMs: 100 },
+      );
       expect(body).toMatch(/^operations_tls_reload_failures_total 1$/m);
       expect(logs.matching(/TLS material not reloaded.*does not match the certificate/)).toHaveLength(1);
       const served = await new Promise<string>((resolve, reject) => {

@@ -14,7 +14,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from '../support/http';
 import { requireCommand } from '../support/prerequisites';
-import { buildTestImage, delay, headCommit, localBase, repoRoot, run, testImage } from './image-build';
+import { buildTestImage, headCommit, localBase, repoRoot, run, testImage } from './image-build';
+import { waitFor } from '../support/wait';
 
 const project = `fabric-ops-compose-test-${process.pid}`;
 const statsdAdminPort = 8126;
@@ -89,21 +90,6 @@ function statsdAdmin(command: string): Promise<string> {
     });
     socket.connect(8126, '127.0.0.1', () => socket.write(`${command}\n`));
   });
-}
-
-async function eventually<T>(what: string, timeoutMs: number, attempt: () => Promise<T | null>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last = '';
-  for (;;) {
-    try {
-      const value = await attempt();
-      if (value !== null) return value;
-    } catch (error) {
-      last = (error as Error).message;
-    }
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms${last ? ` (last error: ${last})` : ''}`);
-    await delay(500);
-  }
 }
 
 interface TargetsAnswer {
@@ -209,10 +195,14 @@ describe('docker-compose.yml (docker-compose 1.29)', () => {
       certPem: await readFile(join(pki, 'prometheus.crt'), 'utf8'),
       keyPem: await readFile(join(pki, 'prometheus.key'), 'utf8'),
     };
-    const health = await eventually('fabric-ops /healthz over HTTPS', 30_000, async () => {
-      const answer = await request(`https://localhost:${ports.ops}/healthz`, { ca });
-      return answer.status === 200 ? answer : null;
-    });
+    const health = await waitFor(
+      'fabric-ops /healthz over HTTPS',
+      async () => {
+        const answer = await request(`https://localhost:${ports.ops}/healthz`, { ca });
+        return answer.status === 200 && answer;
+      },
+      { timeoutMs: 30_000, everyMs: 500 },
+    );
     expect(health.json).toMatchObject({ status: 'OK' });
     expect((await request(`https://localhost:${ports.ops}/metrics`, { ca })).status).toBe(401);
     const metrics = await request(`https://localhost:${ports.ops}/metrics`, { ca, client });
@@ -221,12 +211,16 @@ describe('docker-compose.yml (docker-compose 1.29)', () => {
   });
 
   it('Prometheus reports the fabric-ops target up over https with mutual TLS', async () => {
-    const target = await eventually('Prometheus target up', 60_000, async () => {
-      const answer = await request(`http://127.0.0.1:${ports.prometheus}/api/v1/targets?state=active`);
-      if (answer.status !== 200) return null;
-      const found = (answer.json as TargetsAnswer).data.activeTargets.find((t) => t.labels.job === 'fabric-ops');
-      return found?.health === 'up' ? found : null;
-    });
+    const target = await waitFor(
+      'Prometheus target up',
+      async () => {
+        const answer = await request(`http://127.0.0.1:${ports.prometheus}/api/v1/targets?state=active`);
+        if (answer.status !== 200) return undefined;
+        const found = (answer.json as TargetsAnswer).data.activeTargets.find((t) => t.labels.job === 'fabric-ops');
+        return found?.health === 'up' && found;
+      },
+      { timeoutMs: 60_000, everyMs: 500 },
+    );
     expect(target).toMatchObject({ scrapeUrl: `https://127.0.0.1:${ports.ops}/metrics`, lastError: '' });
     const query = await request(`http://127.0.0.1:${ports.prometheus}/api/v1/query?query=${encodeURIComponent('fabric_version{job="fabric-ops"}')}`);
     const series = (query.json as QueryAnswer).data.result;
@@ -235,10 +229,14 @@ describe('docker-compose.yml (docker-compose 1.29)', () => {
   }, 90_000);
 
   it('StatsD receives the lines fabric-ops-statsd pushes', async () => {
-    const gauges = await eventually('peer0.fabric_version in the StatsD gauges', 30_000, async () => {
-      const answer = await statsdAdmin('gauges');
-      return answer.includes("'peer0.fabric_version.") ? answer : null;
-    });
+    const gauges = await waitFor(
+      'peer0.fabric_version in the StatsD gauges',
+      async () => {
+        const answer = await statsdAdmin('gauges');
+        return answer.includes("'peer0.fabric_version.") && answer;
+      },
+      { timeoutMs: 30_000, everyMs: 500 },
+    );
     expect(gauges).toMatch(/'peer0\.fabric_version\.[^']+': 1/);
     const logs = await compose('logs', '--no-color', 'statsd');
     expect(logs).toMatch(/DEBUG: peer0\.fabric_version\.[^:]+:1\|g/);

@@ -85,6 +85,4 @@ export async function buildTestImage(commit: string): Promise<void> {
   await withBuildLock(() => run('make', ['-s', 'image', `IMAGE=${testImage}`, `NODE_IMAGE=${localBase}`, `GIT_COMMIT=${commit}`], process.env, 20 * 60_000));
 }
 
-export function delay(ms: number): Promise<void> {
-  return new Promise((done) => setTimeout(done, ms));
-}
+export { delay } from '../support/wait';

@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { requireCommand } from './prerequisites';
 import { logTail, terminate } from './processes';
+import { delay } from './wait';
 
 /**
  * A private Docker engine for one test file: its own socket, data root, exec root and pid
@@ -146,10 +147,6 @@ export class PrivateDockerd {
   logTail(lines = 20): string {
     return logTail(this.logFile, lines);
   }
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 function isAlive(pid: number): boolean {

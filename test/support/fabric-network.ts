@@ -1,4 +1,5 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { waitFor as poll } from './wait';
 import { createPrivateKey } from 'node:crypto';
 import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import { copyFile, cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
@@ -108,16 +109,14 @@ function tcpOpen(port: number): Promise<boolean> {
   });
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
 /** Polls until `probe` is true; fails with what the daemon logged when it dies or time runs out. */
+/** waitFor (./wait.ts) that gives up at once, with the log's tail, when `daemon` has exited. */
 export async function waitFor(what: string, probe: () => Promise<boolean> | boolean, daemon?: Daemon, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await probe()) return;
-    if (daemon !== undefined && !daemon.running) throw new Error(`${daemon.name} exited while waiting for ${what}:\n${logTail(daemon.logFile, 30)}`);
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${daemon ? `:\n${logTail(daemon.logFile, 30)}` : ''}`);
-    await sleep(100);
+  const exited = (): string | undefined => (daemon !== undefined && !daemon.running ? `${daemon.name} exited:\n${logTail(daemon.logFile, 30)}` : undefined);
+  try {
+    await poll(what, probe, { timeoutMs, everyMs: 100, giveUpIf: exited });
+  } catch (error) {
+    throw daemon && daemon.running ? new Error(`${(error as Error).message}:\n${logTail(daemon.logFile, 30)}`, { cause: error }) : error;
   }
 }
 

@@ -6,6 +6,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { freePort, freeTcpPort } from './ports';
+import { waitFor } from './wait';
 
 /**
  * The StatsD reference daemon (npm `statsd`) run by a test: on free ports, over UDP or
@@ -86,15 +87,10 @@ export async function waitForReceived<T>(
   what: string,
   timeoutMs = 15_000,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const received = read();
-    const result = check(received);
-    if (result !== undefined && result !== false) return result;
-    if (Date.now() > deadline) {
-      throw new Error(`statsd daemon: ${what} did not arrive within ${timeoutMs} ms; received ${JSON.stringify(received)}`);
-    }
-    await new Promise((r) => setTimeout(r, 50));
+  try {
+    return await waitFor(`statsd daemon: ${what}`, () => check(read()), { timeoutMs });
+  } catch (error) {
+    throw new Error(`${(error as Error).message}; received ${JSON.stringify(read())}`, { cause: error });
   }
 }
 
