@@ -292,7 +292,15 @@ export class FakeApiServer {
       const namespace = /^\/api\/v1\/namespaces\/([^/]+)\/([^/]+)/.exec(url.pathname);
       const resource = namespace?.[2] ?? 'unknown';
       const verb =
-        req.method === 'POST' ? 'create' : req.method === 'PATCH' ? 'patch' : url.searchParams.get('watch') === 'true' ? 'watch' : namespace && /\/[^/]+\/[^/]+$/.test(url.pathname.slice(namespace[0].length)) ? 'get' : 'list';
+        req.method === 'POST'
+          ? 'create'
+          : req.method === 'PATCH'
+            ? 'patch'
+            : url.searchParams.get('watch') === 'true'
+              ? 'watch'
+              : namespace && /\/[^/]+\/[^/]+$/.test(url.pathname.slice(namespace[0].length))
+                ? 'get'
+                : 'list';
       return this.status(
         res,
         403,
@@ -364,6 +372,8 @@ export class FakeApiServer {
     }
     const from = Number(url.searchParams.get('resourceVersion') ?? '0');
     res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' });
+    // kube-apiserver flushes the headers as soon as the watch is established (serveWatch).
+    res.flushHeaders();
     if (this.malformedWatches) {
       res.end('this is not a watch event\n');
       return;
