@@ -78,7 +78,7 @@ export function createConfigMapApi(transport: KubernetesTransport, namespace: st
       return transport.watch(
         path,
         { resourceVersion, fieldSelector, allowWatchBookmarks: 'true', timeoutSeconds: String(watchTimeoutSeconds(random)) },
-        (type, object) => onEvent(type as WatchEventType, (object ?? {})),
+        (type, object) => onEvent(type as WatchEventType, object ?? {}),
       );
     },
   };

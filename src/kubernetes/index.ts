@@ -75,6 +75,19 @@ export function describeForKubernetes(event: OperationsEvent): { type: EventType
   }
 }
 
+/** Shortens the watch's inactivity cut for tests of the command (default 30 s, as client-node). */
+export const watchTimeoutVariable = 'FABRIC_OPS_KUBERNETES_WATCH_TIMEOUT_MS';
+
+function transportFromEnv(env: NodeJS.ProcessEnv): TransportOptions {
+  const text = env[watchTimeoutVariable];
+  if (text === undefined || text === '') return {};
+  const value = Number(text);
+  if (!/^[0-9]+$/.test(text) || value < 100 || value > 3_600_000) {
+    throw new ConfigError([`${watchTimeoutVariable}: must be a whole number of milliseconds from 100 to 3600000; got "${text.slice(0, 40)}"`]);
+  }
+  return { watchInactivityTimeoutMs: value };
+}
+
 /**
  * Checks what `config.kubernetes` turns on, before anything listens: the pod's identity (a
  * ConfigError naming the key) and the credentials (KubernetesSetupError). Returns null (and
@@ -102,7 +115,7 @@ export async function prepareKubernetesIntegration(
 
   const k8s = await loadClientNode();
   const kubeConfig = loadKubeConfig(k8s, env);
-  const transport = createTransport(kubeConfig, options.transport);
+  const transport = createTransport(kubeConfig, options.transport ?? transportFromEnv(env));
   return {
     start: (host) => startPrepared(host, { settings, pod, transport, server: kubeConfig.getCurrentCluster()?.server, now, env, options }),
   };

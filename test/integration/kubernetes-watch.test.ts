@@ -104,6 +104,40 @@ describe('the ConfigMap watch of the command against a faithful API server', () 
     expect(lines(output(), /\bWARN|warn/)).toEqual([]);
   }, 60_000);
 
+  it('1 (fast). with the inactivity cut shortened to 1 s, idle watches are resumed from the last resourceVersion without a list, a warning or a growing delay', async () => {
+    api.setConfigMap(namespace, configMapName, { logspec: 'gossip=debug:info' });
+    const { logspec, output } = await startCli({ FABRIC_OPS_KUBERNETES_WATCH_TIMEOUT_MS: '1000' });
+    await waitFor('the ConfigMap spec', async () => (await logspec()) === 'gossip=debug:info');
+    const first = api.watchRequests().length;
+    await sleep(6000);
+    const resumed = api.watchRequests().slice(first);
+    expect(resumed.length).toBeGreaterThanOrEqual(4);
+    for (const watch of resumed) expect(watch.query.get('resourceVersion')).toBe(api.watchRequests()[0]?.query.get('resourceVersion'));
+    expect(api.listRequests()).toHaveLength(1);
+    expect(lines(output(), / WARN /)).toEqual([]);
+    api.setConfigMap(namespace, configMapName, { logspec: 'ledger=debug:info' });
+    await waitFor('the change', async () => (await logspec()) === 'ledger=debug:info', 3000);
+  });
+
+  it('an API-server restart is one outage: one warning when it starts, one "watching again" when a watch connects; a change made after is active', async () => {
+    api.setConfigMap(namespace, configMapName, { logspec: 'gossip=debug:info' });
+    const { logspec, output } = await startCli({ CORE_OPERATIONS_KUBERNETES_EVENTS_ENABLED: 'false' });
+    await waitFor('the ConfigMap spec', async () => (await logspec()) === 'gossip=debug:info');
+    const port = api.port;
+    await api.stop();
+    await sleep(3000);
+    expect(lines(output(), /cannot watch ConfigMap/)).toHaveLength(1);
+    expect(lines(output(), /watching ConfigMap .* again/)).toEqual([]);
+    await api.start(port);
+    api.setConfigMap(namespace, configMapName, { logspec: 'chaincode=debug:info' });
+    await waitFor('the change after the restart', async () => (await logspec()) === 'chaincode=debug:info', 10_000);
+    await sleep(500);
+    expect(lines(output(), /cannot watch ConfigMap/)).toHaveLength(1);
+    expect(lines(output(), /watching ConfigMap .* again/)).toHaveLength(1);
+    // The restart expired the resourceVersion: listed again.
+    expect(api.listRequests().length).toBeGreaterThanOrEqual(2);
+  });
+
   it('2. an expired resourceVersion (HTTP 200, ERROR 410 in the stream) lists again at once, with no warning', async () => {
     api.setConfigMap(namespace, configMapName, { logspec: 'gossip=debug:info' });
     const { logspec, output } = await startCli();
