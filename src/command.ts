@@ -99,7 +99,7 @@ function exitCodeFor(err: unknown): { code: number; lines: readonly string[] } {
 async function main(): Promise<void> {
   const options = parseCommandLine(process.argv.slice(2));
   // The Kubernetes settings (pod identity, credentials) are checked before the server listens:
-  // a service that logs "listening" and then exits misleads whoever reads the log (issue 16).
+  // a service that logs "listening" and then exits misleads whoever reads the log.
   // The configuration is read here for that check only; OperationsSystem.start reads it again.
   let prepared: PreparedKubernetesIntegration | null;
   try {

@@ -48,7 +48,7 @@ export interface LogSpecConfigMapOptions {
 
 /**
  * A refused connection costs the API server nothing: retry within a second, so that a change
- * made once a restarted API server is ready is active within 2 s (issue 16).
+ * made once a restarted API server is ready is active within 2 s.
  */
 export const unreachableBackoff: BackoffPolicy = { initialMs: 200, maxMs: 1_000, factor: 2, jitter: 0.2 };
 /** An answer that refuses (a revoked token, a Role without the verb) changes only when someone acts: up to 30 s, as client-go's reflector. */
@@ -77,7 +77,7 @@ function isRefusal(status: number | undefined): boolean {
  * ListWatch/makeInformer is not faithful to it: ListWatch stops for good on the first error
  * (its caller must restart it, with no backoff), doubles a delay after every normal end of a
  * watch that carried no event (an idle watch ended by the server then waits up to 30 s), and
- * resets that delay on any event (a stream that ends after each event spins, issue 18 item 8).
+ * resets that delay on any event (a stream that ends after each event makes it spin).
  * Here:
  * - a watch that connected and then ended (the client's inactivity timeout, the server's
  *   timeoutSeconds, a dropped connection) is watched again at once from the last

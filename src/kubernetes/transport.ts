@@ -12,7 +12,7 @@ import { bounded, KubernetesApiError } from './api-error';
  * body of a 401 (`Body: undefined`) and wraps every other Status in its own text; Watch never
  * reads a non-200 body either, cannot tell a connect timeout from the inactivity timeout of a
  * watch that was established, resolves `watch()` before anyone knows whether the watch
- * connected, and skips lines that are not JSON. The watch loop needs all four facts (issue 16).
+ * connected, and skips lines that are not JSON. The watch loop needs all four facts.
  */
 export interface KubernetesTransport {
   /** One request; resolves with the parsed body of a 2xx answer, rejects with KubernetesApiError. */
