@@ -275,6 +275,10 @@ describe('the ConfigMap watch of the command against a faithful API server', () 
     expect(await logspec()).toBe('gossip=debug:info');
     const refused = await waitFor('the LogSpecRefused Event', () => events('LogSpecRefused')[0]);
     expect(refused.message.length).toBeLessThanOrEqual(1024);
+    // Within the size limit but invalid: refused by the spec's grammar, still echoed bounded.
+    api.setConfigMap(namespace, configMapName, { logspec: `${'x'.repeat(16_000)}=bogus` });
+    await waitFor('the second refusal line', () => lines(output(), /peer0-logspec key logspec/)[1], 10_000);
+    expect(await logspec()).toBe('gossip=debug:info');
     for (const text of output().split('\n')) expect(text.length).toBeLessThan(4096);
   });
 });
