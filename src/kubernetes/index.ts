@@ -19,7 +19,11 @@ export interface KubernetesHost {
   readonly config: NormalisedConfig;
   onEvent(listener: OperationsEventListener): () => void;
   setLogSpec(spec: string, actor?: string): void;
-  getLogSpec(): string;
+  /**
+   * The active spec, normalised (OperationsSystem has it). Optional for hosts written before it
+   * existed: without it every new ConfigMap value is applied, even one equal to the active spec.
+   */
+  getLogSpec?(): string;
   getLogger(name: string): Logger;
   readonly metrics: MetricsProvider;
   readonly servingCertificate: CertificateSummary | null;
@@ -195,7 +199,7 @@ function startPrepared(
       name,
       key,
       setLogSpec: (spec, actor) => host.setLogSpec(spec, actor),
-      getLogSpec: () => host.getLogSpec(),
+      getLogSpec: () => host.getLogSpec?.() ?? '',
       ...(recordRefusal ? { onRefused: recordRefusal } : {}),
       logger,
     });
