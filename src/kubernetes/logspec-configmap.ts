@@ -104,6 +104,8 @@ export class LogSpecConfigMapWatcher {
   private sleepTimer: NodeJS.Timeout | undefined;
   private wakeSleep: (() => void) | null = null;
   private outage: string | null = null;
+  /** The last failure came from a stream that had connected. */
+  private streamFailed = false;
   private loop: Promise<void> | null = null;
 
   constructor(options: LogSpecConfigMapOptions) {
@@ -137,6 +139,7 @@ export class LogSpecConfigMapWatcher {
       if (wait > 0) await this.sleep(wait);
       if (this.stopped) break;
       this.cycles.take('cycle', this.now());
+      let connected = false;
       try {
         if (this.resourceVersion === '') {
           const list = await this.options.api.list();
@@ -149,16 +152,22 @@ export class LogSpecConfigMapWatcher {
         this.connection = connection;
         if (this.stopped) connection.abort();
         await connection.connected;
-        this.recovered();
+        connected = true;
+        // After a stream that broke once connected (a malformed line, an ERROR event), a new
+        // connection proves nothing yet: the recovery is logged at its first good event or clean end.
+        if (!this.streamFailed) this.recovered();
         await connection.ended;
         this.connection = null;
         const outcome = this.streamOutcome as 'gone' | KubernetesApiError | null;
         if (outcome instanceof KubernetesApiError) throw outcome;
         if (outcome === 'gone') this.relist();
+        this.streamFailed = false;
+        this.recovered();
         failures = 0;
       } catch (error) {
         this.connection = null;
         if (this.stopped) break;
+        this.streamFailed = connected;
         if (statusCodeOf(error) === 410) {
           this.relist();
           continue;
@@ -184,6 +193,10 @@ export class LogSpecConfigMapWatcher {
       this.streamOutcome = object.code === 410 ? 'gone' : KubernetesApiError.fromStatus(object);
       this.connection?.abort();
       return;
+    }
+    if (this.streamFailed) {
+      this.streamFailed = false;
+      this.recovered();
     }
     const version = object.metadata?.resourceVersion;
     if (version) this.resourceVersion = version;

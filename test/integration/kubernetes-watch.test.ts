@@ -264,6 +264,28 @@ describe('the ConfigMap watch of the command against a faithful API server', () 
     await waitFor('a change still applied', async () => (await logspec()) === 'ledger=debug:info', 5000);
   });
 
+  it('a malformed watch stream is a real failure: one warning, backoff instead of a spin, and "watching again" only once a stream is sound', async () => {
+    api.setConfigMap(namespace, configMapName, { logspec: 'gossip=debug:info' });
+    const { logspec, output } = await startCli({ CORE_OPERATIONS_KUBERNETES_EVENTS_ENABLED: 'false' });
+    await waitFor('the ConfigMap spec', async () => (await logspec()) === 'gossip=debug:info');
+    api.malformedWatches = true;
+    api.dropWatches();
+    const before = api.watchRequests().length;
+    await sleep(4000);
+    const made = api.watchRequests().length - before;
+    expect(made).toBeGreaterThan(1);
+    expect(made).toBeLessThanOrEqual(10);
+    const warnings = lines(output(), /cannot watch ConfigMap/);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain('malformed stream: this is not a watch event');
+    expect(lines(output(), /watching ConfigMap .* again/)).toEqual([]);
+    api.malformedWatches = false;
+    api.setConfigMap(namespace, configMapName, { logspec: 'ledger=debug:info' });
+    await waitFor('the change once streams are sound', async () => (await logspec()) === 'ledger=debug:info', 10_000);
+    expect(lines(output(), /watching ConfigMap .* again/)).toHaveLength(1);
+    expect(lines(output(), /cannot watch ConfigMap/)).toHaveLength(1);
+  });
+
   it('issue 18 item 14: a 1 MB ConfigMap value is refused with a bounded line; the active spec stays', async () => {
     api.setConfigMap(namespace, configMapName, { logspec: 'gossip=debug:info' });
     const { logspec, output } = await startCli();
