@@ -135,10 +135,14 @@ export class LogSpecConfigMapWatcher {
   private async run(): Promise<void> {
     let failures = 0;
     while (!this.stopped) {
-      const wait = this.cycles.waitMs('cycle', this.now());
-      if (wait > 0) await this.sleep(wait);
-      if (this.stopped) break;
-      this.cycles.take('cycle', this.now());
+      // Cycles after a normal end are rate-limited; after a failure, the backoff alone spaces
+      // them (both would add up to 2 s after an API-server restart).
+      if (failures === 0) {
+        const wait = this.cycles.waitMs('cycle', this.now());
+        if (wait > 0) await this.sleep(wait);
+        if (this.stopped) break;
+        this.cycles.take('cycle', this.now());
+      }
       let connected = false;
       try {
         if (this.resourceVersion === '') {
