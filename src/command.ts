@@ -6,7 +6,8 @@ import { ConfigError, DedicatedCaError, FabricOpsError, ListenError, LogSpecErro
 import { OperationsSystem, type StartOptions } from './system';
 import type * as FleetModule from './fleet';
 import type * as FleetCliModule from './fleet/cli';
-import { startKubernetesIntegration, type KubernetesIntegration } from './kubernetes';
+import { loadConfig } from './config/load';
+import { prepareKubernetesIntegration, type KubernetesIntegration, type PreparedKubernetesIntegration } from './kubernetes';
 import { readVersion } from './version';
 
 const usage = `Usage: fabric-ops [--config FILE] [--dialect peer|orderer] [--fleet-config FILE]
@@ -118,6 +119,17 @@ async function main(): Promise<void> {
     return;
   }
   const { fleetConfig, ...options } = parseCommandLine(process.argv.slice(2));
+  // The Kubernetes settings (pod identity, credentials) are checked before the server listens:
+  // a service that logs "listening" and then exits misleads whoever reads the log.
+  // The configuration is read here for that check only; OperationsSystem.start reads it again.
+  let prepared: PreparedKubernetesIntegration | null;
+  try {
+    const { config } = loadConfig({ configFile: options.configFile, dialect: options.dialect, env: process.env });
+    prepared = await prepareKubernetesIntegration(config, { env: process.env });
+  } catch (err) {
+    const { code, lines } = exitCodeFor(err);
+    fail(code, lines);
+  }
   let system: OperationsSystem;
   try {
     system = await OperationsSystem.start({ ...options, env: process.env, extensions: fleetExtensions(fleetConfig) });
@@ -125,14 +137,7 @@ async function main(): Promise<void> {
     const { code, lines } = exitCodeFor(err);
     fail(code, lines);
   }
-  let kubernetes: KubernetesIntegration | null;
-  try {
-    kubernetes = await startKubernetesIntegration(system, { env: process.env });
-  } catch (err) {
-    await system.stop(0).catch(() => undefined);
-    const { code, lines } = exitCodeFor(err);
-    fail(code, lines);
-  }
+  const kubernetes: KubernetesIntegration | null = prepared === null ? null : prepared.start(system);
 
   const logger = system.getLogger('operations');
   let signalled = false;

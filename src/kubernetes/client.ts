@@ -1,7 +1,8 @@
 import type * as K8s from '@kubernetes/client-node' with { 'resolution-mode': 'import' };
 import { KubernetesSetupError } from '../errors';
 import { requireAccess } from './access';
-import type { ConfigMapApi, ConfigMapLike, WatchConnection, WatchEventType } from './logspec-configmap';
+import type { ConfigMapApi, ConfigMapLike, WatchEventType } from './logspec-configmap';
+import type { KubernetesTransport } from './transport';
 import type { CoreEventBody, EventPatch, EventSink } from './recorder';
 
 type ClientNode = typeof K8s;
@@ -39,46 +40,46 @@ export function loadKubeConfig(k8s: ClientNode, env: NodeJS.ProcessEnv): K8s.Kub
   return config;
 }
 
-export function createEventSink(k8s: ClientNode, config: K8s.KubeConfig): EventSink {
-  const core = config.makeApiClient(k8s.CoreV1Api);
-  const mergePatch = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch);
+export function createEventSink(transport: KubernetesTransport): EventSink {
   return {
     async create(event: CoreEventBody): Promise<void> {
       requireAccess('events', 'create');
-      // client-node's models hold times as Date (it serialises them back to RFC 3339).
-      const body = { ...event, firstTimestamp: new Date(event.firstTimestamp), lastTimestamp: new Date(event.lastTimestamp) };
-      await core.createNamespacedEvent({ namespace: event.metadata.namespace, body });
+      await transport.request('POST', `/api/v1/namespaces/${encodeURIComponent(event.metadata.namespace)}/events`, { body: event });
     },
     async patch(namespace: string, name: string, patch: EventPatch): Promise<void> {
       requireAccess('events', 'patch');
-      await core.patchNamespacedEvent({ namespace, name, body: patch }, mergePatch);
+      await transport.request('PATCH', `/api/v1/namespaces/${encodeURIComponent(namespace)}/events/${encodeURIComponent(name)}`, {
+        body: patch,
+        contentType: 'application/merge-patch+json',
+      });
     },
   };
 }
 
-export function createConfigMapApi(k8s: ClientNode, config: K8s.KubeConfig, namespace: string, name: string): ConfigMapApi {
-  const core = config.makeApiClient(k8s.CoreV1Api);
-  const watch = new k8s.Watch(config);
+/** How long the server may keep a watch open: random in [5, 10) minutes, as client-go's reflector asks. */
+function watchTimeoutSeconds(random: () => number): number {
+  return Math.floor(300 * (1 + random()));
+}
+
+export function createConfigMapApi(transport: KubernetesTransport, namespace: string, name: string, random: () => number = Math.random): ConfigMapApi {
+  const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/configmaps`;
   const fieldSelector = `metadata.name=${name}`;
   return {
     async list() {
       requireAccess('configmaps', 'list');
-      const list = await core.listNamespacedConfigMap({ namespace, fieldSelector });
-      return { resourceVersion: list.metadata?.resourceVersion ?? '', items: list.items };
+      const list = (await transport.request('GET', path, { query: { fieldSelector } })) as {
+        metadata?: { resourceVersion?: string };
+        items?: ConfigMapLike[];
+      } | null;
+      return { resourceVersion: list?.metadata?.resourceVersion ?? '', items: Array.isArray(list?.items) ? list.items : [] };
     },
-    async watch(resourceVersion, onEvent): Promise<WatchConnection> {
+    watch(resourceVersion, onEvent) {
       requireAccess('configmaps', 'watch');
-      let settle: { resolve: () => void; reject: (error: unknown) => void } | undefined;
-      const ended = new Promise<void>((resolve, reject) => {
-        settle = { resolve, reject };
-      });
-      const controller = await watch.watch(
-        `/api/v1/namespaces/${encodeURIComponent(namespace)}/configmaps`,
-        { resourceVersion, fieldSelector, allowWatchBookmarks: true },
-        (type: string, object: ConfigMapLike & { code?: number }) => onEvent(type as WatchEventType, object),
-        (error: unknown) => (error ? settle?.reject(error) : settle?.resolve()),
+      return transport.watch(
+        path,
+        { resourceVersion, fieldSelector, allowWatchBookmarks: 'true', timeoutSeconds: String(watchTimeoutSeconds(random)) },
+        (type, object) => onEvent(type as WatchEventType, object ?? {}),
       );
-      return { ended, abort: () => controller.abort() };
     },
   };
 }

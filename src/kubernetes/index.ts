@@ -6,17 +6,24 @@ import type { MetricsProvider } from '../metrics/types';
 import type { CertificateSummary } from '../tls/pem';
 import { createConfigMapApi, createEventSink, loadClientNode, loadKubeConfig } from './client';
 import { LogSpecConfigMapWatcher } from './logspec-configmap';
+import { createTransport, type TransportOptions } from './transport';
 import { EventRecorder, type EventSink, type EventType, type PodReference } from './recorder';
 
 export { kubernetesApiAccess } from './access';
 export { EventRecorder, recorderDefaults, type EventSink, type PodReference } from './recorder';
 export { LogSpecConfigMapWatcher, type ConfigMapApi } from './logspec-configmap';
+export { KubernetesApiError } from './api-error';
 
 /** What the integration uses of OperationsSystem (it never reaches further in). */
 export interface KubernetesHost {
   readonly config: NormalisedConfig;
   onEvent(listener: OperationsEventListener): () => void;
   setLogSpec(spec: string, actor?: string): void;
+  /**
+   * The active spec, normalised (OperationsSystem has it). Optional for hosts written before it
+   * existed: without it every new ConfigMap value is applied, even one equal to the active spec.
+   */
+  getLogSpec?(): string;
   getLogger(name: string): Logger;
   readonly metrics: MetricsProvider;
   readonly servingCertificate: CertificateSummary | null;
@@ -30,6 +37,13 @@ export interface KubernetesIntegrationOptions {
   expiryCheckIntervalMs?: number;
   /** Passed to the recorder (tests shorten them). */
   recorder?: { refillIntervalMs?: number; backoffMaxMs?: number; requestTimeoutMs?: number };
+  /** HTTP limits (tests shorten the watch's inactivity timeout, 30 s by default as in client-node). */
+  transport?: TransportOptions;
+}
+
+/** What was checked before the operations server listens; `start` then starts the integration. */
+export interface PreparedKubernetesIntegration {
+  start(host: KubernetesHost): KubernetesIntegration;
 }
 
 export interface KubernetesIntegration {
@@ -65,19 +79,34 @@ export function describeForKubernetes(event: OperationsEvent): { type: EventType
   }
 }
 
+/** Shortens the watch's inactivity cut for tests of the command (default 30 s, as client-node). */
+export const watchTimeoutVariable = 'FABRIC_OPS_KUBERNETES_WATCH_TIMEOUT_MS';
+
+function transportFromEnv(env: NodeJS.ProcessEnv): TransportOptions {
+  const text = env[watchTimeoutVariable];
+  if (text === undefined || text === '') return {};
+  const value = Number(text);
+  if (!/^[0-9]+$/.test(text) || value < 100 || value > 3_600_000) {
+    throw new ConfigError([`${watchTimeoutVariable}: must be a whole number of milliseconds from 100 to 3600000; got "${text.slice(0, 40)}"`]);
+  }
+  return { watchInactivityTimeoutMs: value };
+}
+
 /**
- * Starts what `config.kubernetes` turns on: Events on the pod, the logspec ConfigMap watch.
- * Returns null (and loads nothing) when neither is on. Throws ConfigError when the pod's
- * identity is missing, KubernetesSetupError when no credentials can be loaded; an API server
- * that cannot be reached is not an error (it is retried).
+ * Checks what `config.kubernetes` turns on, before anything listens: the pod's identity (a
+ * ConfigError naming the key) and the credentials (KubernetesSetupError). Returns null (and
+ * loads nothing) when neither Events nor the ConfigMap is on. An API server that cannot be
+ * reached is not an error (it is retried).
  */
-export async function startKubernetesIntegration(host: KubernetesHost, options: KubernetesIntegrationOptions = {}): Promise<KubernetesIntegration | null> {
-  const settings = host.config.kubernetes;
-  const keys = host.config.keys;
+export async function prepareKubernetesIntegration(
+  config: NormalisedConfig,
+  options: KubernetesIntegrationOptions = {},
+): Promise<PreparedKubernetesIntegration | null> {
+  const settings = config.kubernetes;
+  const keys = config.keys;
   if (!settings || (!settings.events.enabled && settings.logspecConfigMap.name === '')) return null;
   const env = options.env ?? process.env;
   const now = options.now ?? Date.now;
-  const logger = host.getLogger('operations.kubernetes');
 
   const podName = env.POD_NAME ?? '';
   const namespace = env.POD_NAMESPACE ?? '';
@@ -90,7 +119,35 @@ export async function startKubernetesIntegration(host: KubernetesHost, options: 
 
   const k8s = await loadClientNode();
   const kubeConfig = loadKubeConfig(k8s, env);
+  const transport = createTransport(kubeConfig, options.transport ?? transportFromEnv(env));
+  return {
+    start: (host) => startPrepared(host, { settings, pod, transport, server: kubeConfig.getCurrentCluster()?.server, now, env, options }),
+  };
+}
+
+/** Checks and starts in one step (for embedding code that has already started its system). */
+export async function startKubernetesIntegration(host: KubernetesHost, options: KubernetesIntegrationOptions = {}): Promise<KubernetesIntegration | null> {
+  const prepared = await prepareKubernetesIntegration(host.config, options);
+  return prepared === null ? null : prepared.start(host);
+}
+
+function startPrepared(
+  host: KubernetesHost,
+  context: {
+    settings: NonNullable<NormalisedConfig['kubernetes']>;
+    pod: PodReference;
+    transport: ReturnType<typeof createTransport>;
+    server: string | undefined;
+    now: () => number;
+    env: NodeJS.ProcessEnv;
+    options: KubernetesIntegrationOptions;
+  },
+): KubernetesIntegration {
+  const { settings, pod, transport, now, env, options } = context;
+  const { namespace } = pod;
+  const logger = host.getLogger('operations.kubernetes');
   const stops: Array<(graceMs: number) => Promise<void> | void> = [];
+  let recordRefusal: ((message: string) => void) | undefined;
 
   if (settings.events.enabled) {
     const dropped = host.metrics.newCounter({
@@ -99,8 +156,9 @@ export async function startKubernetesIntegration(host: KubernetesHost, options: 
       name: 'dropped',
       help: 'Occurrences of Kubernetes events that were never recorded (queue full while the API server was unavailable, or refused)',
     });
-    const sink: EventSink = createEventSink(k8s, kubeConfig);
+    const sink: EventSink = createEventSink(transport);
     const recorder = new EventRecorder({ pod, sink, logger, dropped, now, ...(env.NODE_NAME ? { host: env.NODE_NAME } : {}), ...options.recorder });
+    recordRefusal = (message) => recorder.record('Warning', 'LogSpecRefused', message);
     const record = (event: OperationsEvent): void => {
       const { type, reason, message } = describeForKubernetes(event);
       recorder.record(type, reason, message);
@@ -136,21 +194,23 @@ export async function startKubernetesIntegration(host: KubernetesHost, options: 
   const { name, key } = settings.logspecConfigMap;
   if (name !== '') {
     const watcher = new LogSpecConfigMapWatcher({
-      api: createConfigMapApi(k8s, kubeConfig, namespace, name),
+      api: createConfigMapApi(transport, namespace, name),
       namespace,
       name,
       key,
       setLogSpec: (spec, actor) => host.setLogSpec(spec, actor),
+      getLogSpec: () => host.getLogSpec?.() ?? '',
+      ...(recordRefusal ? { onRefused: recordRefusal } : {}),
       logger,
     });
     watcher.start();
     stops.unshift(() => watcher.stop());
   }
 
-  logger.info(`Kubernetes integration on for pod ${namespace}/${podName}`, {
+  logger.info(`Kubernetes integration on for pod ${namespace}/${pod.name}`, {
     events: settings.events.enabled,
     logspecConfigMap: name === '' ? null : `${namespace}/${name}#${key}`,
-    server: kubeConfig.getCurrentCluster()?.server,
+    server: context.server,
   });
   return {
     async stop(graceMs = 2000) {

@@ -1,5 +1,6 @@
 import type { Logger } from '../logging/types';
 import type { Counter } from '../metrics/types';
+import { bounded, KubernetesApiError } from './api-error';
 import { TokenBuckets } from './token-bucket';
 
 export type EventType = 'Normal' | 'Warning';
@@ -92,17 +93,19 @@ interface Entry {
 /** Status code of a failed API call, when the server answered. */
 export function statusCodeOf(error: unknown): number | undefined {
   if (typeof error !== 'object' || error === null) return undefined;
-  for (const field of ['statusCode', 'code']) {
+  for (const field of ['status', 'statusCode', 'code']) {
     const value = (error as Record<string, unknown>)[field];
     if (typeof value === 'number' && value >= 100 && value <= 599) return value;
   }
   return undefined;
 }
 
+/** The API's own Status.message for a KubernetesApiError (it names verb, resource and user on a 403), bounded. */
 function describe(error: unknown): string {
+  if (error instanceof KubernetesApiError) return error.message;
   const status = statusCodeOf(error);
-  const text = error instanceof Error ? error.message : String(error);
-  return status === undefined ? text : `HTTP ${status}: ${text.slice(0, 300)}`;
+  const text = bounded(error instanceof Error ? error.message : String(error));
+  return status === undefined ? text : `HTTP ${status}: ${text}`;
 }
 
 function kubernetesTime(ms: number): string {

@@ -7,10 +7,21 @@ import { Worker } from 'node:worker_threads';
 /**
  * A Kubernetes API server on 127.0.0.1 (HTTPS, bearer token) for the parts fabric-ops uses:
  * core/v1 events create and patch, configmaps list and watch (resourceVersion, fieldSelector,
- * bookmarks, 410 Gone). Every body received is validated against the Kubernetes schemas
- * (kubernetes-models, plus unknown-field checks from @kubernetes/client-node's models); an
- * invalid one is answered 422 and kept in `invalid`. Faults: 403 on everything, hanging
- * requests, watches dropped mid-stream, history compacted (410), a stop and restart on the same port.
+ * timeoutSeconds, bookmarks, 410 Expired). Every body received is validated against the
+ * Kubernetes schemas (kubernetes-models, plus unknown-field checks from @kubernetes/client-node's
+ * models); an invalid one is answered 422 and kept in `invalid`.
+ *
+ * It behaves as kube-apiserver v1.28 was seen to behave (a v1.28.7 cluster: idle watches silent for 130 s), not as is convenient:
+ * - an idle watch sends nothing at all, bookmarks included; with allowWatchBookmarks=true one
+ *   BOOKMARK comes shortly before the watch's own timeoutSeconds expires, then the stream ends;
+ * - a watch from a resourceVersion that is too old gets HTTP 200 and an in-stream ERROR event
+ *   carrying a Status with code 410 (reason Expired), then the end of the stream;
+ * - a restart (stop, then start) drops every watch and every resourceVersion a client holds is
+ *   too old afterwards;
+ * - 401 and 403 answers carry real Status bodies (403: `<resource> is forbidden: User "..."
+ *   cannot <verb> resource "<resource>" in API group "" in the namespace "<ns>"`).
+ * Faults: 401 (revoked token), 403 (RBAC), hanging requests, watches dropped mid-stream,
+ * history compacted, watch streams that end after each event, malformed watch streams.
  */
 
 export interface ReceivedRequest {
@@ -42,7 +53,10 @@ interface ConfigMapObject {
   data: Record<string, string>;
 }
 
-export type FaultMode = 'none' | 'forbidden' | 'hang';
+export type FaultMode = 'none' | 'unauthorized' | 'forbidden' | 'hang';
+
+/** The subject of the fake's service-account token, as RBAC messages name it. */
+export const fakeServiceAccountUser = 'system:serviceaccount:fabric:fabric-ops';
 
 const validatorSource = `
 const { parentPort, workerData } = require('node:worker_threads');
@@ -82,12 +96,21 @@ export class FakeApiServer {
   readonly invalid: Array<{ body: unknown; errors: string[] }> = [];
   readonly events = new Map<string, StoredEvent>();
   fault: FaultMode = 'none';
-  /** Sent with every watch that stays open, this often (0: never). */
-  bookmarkIntervalMs = 0;
+  /** Watch streams end after this many events (null: they stay open). Issue 18 item 8. */
+  endWatchesAfterEvents: number | null = null;
+  /** Every watch gets a BOOKMARK as soon as it is open (with endWatchesAfterEvents 1: a stream that ends after one event). */
+  bookmarkEveryWatch = false;
+  /** Watch streams answer 200 and then send a line that is not JSON. */
+  malformedWatches = false;
+  /** Before its timeoutSeconds expires, a watch with allowWatchBookmarks gets a BOOKMARK this long before the end. */
+  bookmarkBeforeTimeoutMs = 1000;
+  /** Watches that ended because their timeoutSeconds expired. */
+  watchesTimedOut = 0;
 
   private server: Server | null = null;
   private readonly sockets = new Set<Socket>();
-  private readonly watches = new Set<{ res: ServerResponse; namespace: string; name: string | null }>();
+  private readonly watches = new Set<{ res: ServerResponse; namespace: string; name: string | null; sent: number }>();
+  private started = false;
   private readonly configMaps = new Map<string, ConfigMapObject>();
   private readonly history: Array<{ rv: number; type: 'ADDED' | 'MODIFIED' | 'DELETED'; object: ConfigMapObject }> = [];
   /** Watches from a resourceVersion below this get 410 Gone. */
@@ -133,6 +156,9 @@ export class FakeApiServer {
     });
     this.port = (server.address() as { port: number }).port;
     this.server = server;
+    // A restarted API server: every resourceVersion a client holds is too old now.
+    if (this.started) this.compact();
+    this.started = true;
   }
 
   /** Closes the listener and every connection (watches end mid-stream, hanging requests die). */
@@ -187,11 +213,26 @@ export class FakeApiServer {
 
   /** Sends a BOOKMARK with the current resourceVersion on every open watch. */
   sendBookmarks(): void {
-    for (const watch of this.watches) {
-      watch.res.write(
-        `${JSON.stringify({ type: 'BOOKMARK', object: { kind: 'ConfigMap', apiVersion: 'v1', metadata: { resourceVersion: String(this.rv) } } })}\n`,
-      );
-    }
+    for (const watch of this.watches) watch.res.write(this.bookmarkLine());
+  }
+
+  /** Watches open now. */
+  get openWatches(): number {
+    return this.watches.size;
+  }
+
+  /** Watch requests received so far. */
+  watchRequests(): ReceivedRequest[] {
+    return this.requests.filter((request) => request.method === 'GET' && request.query.get('watch') === 'true');
+  }
+
+  /** List requests (configmaps, not watching) received so far. */
+  listRequests(): ReceivedRequest[] {
+    return this.requests.filter((request) => request.method === 'GET' && request.query.get('watch') !== 'true' && request.path.endsWith('/configmaps'));
+  }
+
+  private bookmarkLine(): string {
+    return `${JSON.stringify({ type: 'BOOKMARK', object: { kind: 'ConfigMap', apiVersion: 'v1', metadata: { resourceVersion: String(this.rv) } } })}\n`;
   }
 
   /** Requests with this method whose path starts with the prefix. */
@@ -201,9 +242,14 @@ export class FakeApiServer {
 
   private publish(type: 'ADDED' | 'MODIFIED' | 'DELETED', object: ConfigMapObject): void {
     this.history.push({ rv: Number(object.metadata.resourceVersion), type, object });
-    for (const watch of this.watches) {
+    for (const watch of [...this.watches]) {
       if (watch.namespace === object.metadata.namespace && (watch.name === null || watch.name === object.metadata.name)) {
         watch.res.write(`${JSON.stringify({ type, object })}\n`);
+        watch.sent += 1;
+        if (this.endWatchesAfterEvents !== null && watch.sent >= this.endWatchesAfterEvents) {
+          this.watches.delete(watch);
+          watch.res.end();
+        }
       }
     }
   }
@@ -240,9 +286,28 @@ export class FakeApiServer {
       this.hung.push(res);
       return;
     }
-    if (req.headers.authorization !== `Bearer ${this.token}`) return this.status(res, 401, 'Unauthorized', 'Unauthorized');
+    // What kube-apiserver answers: authentication first (a bare 'Unauthorized' Status), then RBAC.
+    if (req.headers.authorization !== `Bearer ${this.token}` || this.fault === 'unauthorized') return this.status(res, 401, 'Unauthorized', 'Unauthorized');
     if (this.fault === 'forbidden') {
-      return this.status(res, 403, 'Forbidden', `${req.method} ${url.pathname} is forbidden: User "system:serviceaccount:test:fabric-ops" cannot do this`);
+      const namespace = /^\/api\/v1\/namespaces\/([^/]+)\/([^/]+)/.exec(url.pathname);
+      const resource = namespace?.[2] ?? 'unknown';
+      const verb =
+        req.method === 'POST'
+          ? 'create'
+          : req.method === 'PATCH'
+            ? 'patch'
+            : url.searchParams.get('watch') === 'true'
+              ? 'watch'
+              : namespace && /\/[^/]+\/[^/]+$/.test(url.pathname.slice(namespace[0].length))
+                ? 'get'
+                : 'list';
+      return this.status(
+        res,
+        403,
+        'Forbidden',
+        `${resource} is forbidden: User "${fakeServiceAccountUser}" cannot ${verb} resource "${resource}" in API group "" in the namespace "${namespace?.[1] ?? ''}"`,
+        { kind: resource },
+      );
     }
 
     const eventsPath = /^\/api\/v1\/namespaces\/([^/]+)\/events(?:\/([^/]+))?$/.exec(url.pathname);
@@ -307,6 +372,12 @@ export class FakeApiServer {
     }
     const from = Number(url.searchParams.get('resourceVersion') ?? '0');
     res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' });
+    // kube-apiserver flushes the headers as soon as the watch is established (serveWatch).
+    res.flushHeaders();
+    if (this.malformedWatches) {
+      res.end('this is not a watch event\n');
+      return;
+    }
     if (from < this.oldestRv) {
       // What the API server does: 200, one ERROR event with a 410 Status, then the end.
       res.end(
@@ -314,23 +385,41 @@ export class FakeApiServer {
       );
       return;
     }
+    const watch = { res, namespace, name, sent: 0 };
     for (const change of this.history) {
-      if (change.rv > from && selected(change.object)) res.write(`${JSON.stringify({ type: change.type, object: change.object })}\n`);
+      if (change.rv > from && selected(change.object)) {
+        res.write(`${JSON.stringify({ type: change.type, object: change.object })}\n`);
+        watch.sent += 1;
+      }
     }
-    const watch = { res, namespace, name };
+    if (this.bookmarkEveryWatch && url.searchParams.get('allowWatchBookmarks') === 'true') {
+      res.write(this.bookmarkLine());
+      watch.sent += 1;
+    }
+    if (this.endWatchesAfterEvents !== null && watch.sent >= this.endWatchesAfterEvents) {
+      res.end();
+      return;
+    }
     this.watches.add(watch);
-    let timer: NodeJS.Timeout | undefined;
-    if (this.bookmarkIntervalMs > 0 && url.searchParams.get('allowWatchBookmarks') === 'true') {
-      timer = setInterval(
-        () =>
-          res.write(
-            `${JSON.stringify({ type: 'BOOKMARK', object: { kind: 'ConfigMap', apiVersion: 'v1', metadata: { resourceVersion: String(this.rv) } } })}\n`,
-          ),
-        this.bookmarkIntervalMs,
+    // Nothing is sent on an idle watch. The server ends it when its timeoutSeconds expires, with
+    // a BOOKMARK shortly before when the client allowed bookmarks.
+    const timers: NodeJS.Timeout[] = [];
+    const timeoutSeconds = Number(url.searchParams.get('timeoutSeconds') ?? '0');
+    if (timeoutSeconds > 0) {
+      const timeoutMs = timeoutSeconds * 1000;
+      if (url.searchParams.get('allowWatchBookmarks') === 'true') {
+        timers.push(setTimeout(() => res.write(this.bookmarkLine()), Math.max(0, timeoutMs - this.bookmarkBeforeTimeoutMs)));
+      }
+      timers.push(
+        setTimeout(() => {
+          this.watchesTimedOut += 1;
+          this.watches.delete(watch);
+          res.end();
+        }, timeoutMs),
       );
     }
-    req.on('close', () => {
-      clearInterval(timer);
+    res.on('close', () => {
+      for (const timer of timers) clearTimeout(timer);
       this.watches.delete(watch);
     });
   }
@@ -340,8 +429,8 @@ export class FakeApiServer {
     res.end(JSON.stringify(body));
   }
 
-  private status(res: ServerResponse, code: number, reason: string, message: string): void {
-    this.json(res, code, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code });
+  private status(res: ServerResponse, code: number, reason: string, message: string, details?: Record<string, unknown>): void {
+    this.json(res, code, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, ...(details ? { details } : {}), code });
   }
 }
 

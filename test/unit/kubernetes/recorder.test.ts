@@ -165,10 +165,10 @@ describe('LogSpecConfigMapWatcher', () => {
         api.lists += 1;
         return { resourceVersion: String(10 + api.lists), items: api.items };
       },
-      async watch(_rv: string, onEvent: (type: WatchEventType, object: ConfigMapLike & { code?: number }) => void) {
+      watch(_rv: string, onEvent: (type: WatchEventType, object: ConfigMapLike & { code?: number }) => void) {
         handler = onEvent;
-        const ended = new Promise<void>((resolve) => (finish = resolve));
-        return { ended, abort: () => finish?.() };
+        const ended = new Promise<'closed' | 'aborted'>((resolve) => (finish = () => resolve('closed')));
+        return { connected: Promise.resolve(), ended, abort: () => finish?.() };
       },
       emit(type: WatchEventType, object: ConfigMapLike & { code?: number }) {
         handler?.(type, object);
@@ -191,7 +191,7 @@ describe('LogSpecConfigMapWatcher', () => {
       name: 'ls',
       key: 'logspec',
       logger,
-      backoffInitialMs: 10,
+      getLogSpec: () => applied.at(-1)?.[0] ?? 'info',
       setLogSpec: (spec, actor) => {
         if (spec === 'Bad') throw new LogSpecError(`invalid logging specification '${spec}': bad segment '${spec}'`);
         applied.push([spec, actor]);
