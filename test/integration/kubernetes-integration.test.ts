@@ -9,6 +9,7 @@ import { createTestPki, type TestPki } from '../support/pki';
 import { freeTcpPort } from '../support/ports';
 import { terminate } from '../support/processes';
 import { requireBuiltCli, runCli, type CliRun } from '../support/cli';
+import { delay, waitFor } from '../support/wait';
 
 /**
  * The command (dist/cli.js) with the Kubernetes integration on, against a fake API server
@@ -19,16 +20,6 @@ import { requireBuiltCli, runCli, type CliRun } from '../support/cli';
 const namespace = 'fabric';
 const podName = 'peer0-ops-7d9f';
 const configMapName = 'peer0-logspec';
-
-async function waitFor<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 /** A Docker Engine socket whose /_ping answers 200 or 500 as the test says. */
 async function fakeDocker(socketPath: string): Promise<{ healthy: boolean; close(): Promise<void> }> {
@@ -117,7 +108,7 @@ describe('Kubernetes integration (fake API server, kubeconfig)', () => {
 
   it('activates a changed value promptly; an invalid one is refused with a Warning Event and the active spec stays', async () => {
     api.setConfigMap(namespace, configMapName, { logspec: 'ledger=warn:debug' });
-    await waitFor('the new spec', async () => (await logspec()) === 'ledger=warn:debug', 5000);
+    await waitFor('the new spec', async () => (await logspec()) === 'ledger=warn:debug', { timeoutMs: 5000 });
     api.setConfigMap(namespace, configMapName, { logspec: 'Debug' });
     const refused = await waitFor('the LogSpecRefused event', () => eventsWith(api, 'LogSpecRefused')[0]);
     expect(refused.type).toBe('Warning');
@@ -135,10 +126,10 @@ describe('Kubernetes integration (fake API server, kubeconfig)', () => {
     // A bookmark moves the watch's resourceVersion; the next watch resumes from it.
     api.setConfigMap('other', 'unrelated', { logspec: 'debug' });
     api.sendBookmarks();
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await delay(200);
     const watchesBefore = api.requests.filter((r) => r.query.get('watch') === 'true').length;
     api.dropWatches();
-    const resumed = await waitFor('a new watch', () => api.requests.filter((r) => r.query.get('watch') === 'true')[watchesBefore], 10_000);
+    const resumed = await waitFor('a new watch', () => api.requests.filter((r) => r.query.get('watch') === 'true')[watchesBefore], { timeoutMs: 10_000 });
     expect(Number(resumed.query.get('resourceVersion'))).toBeGreaterThanOrEqual(Number(api.requests.at(-1)?.query.get('resourceVersion') ?? 0));
     expect(await logspec()).toBe('warn');
 
@@ -149,15 +140,15 @@ describe('Kubernetes integration (fake API server, kubeconfig)', () => {
     await waitFor(
       'a re-list after 410',
       () => api.requests.filter((r) => r.method === 'GET' && r.query.get('watch') !== 'true' && r.path.endsWith('/configmaps')).length > listsBefore,
-      10_000,
+      { timeoutMs: 10_000 },
     );
     expect(await logspec()).toBe('warn');
 
     api.setConfigMap(namespace, configMapName, { logspec: 'info' });
-    await waitFor('the ConfigMap spec again', async () => (await logspec()) === 'info', 5000);
+    await waitFor('the ConfigMap spec again', async () => (await logspec()) === 'info', { timeoutMs: 5000 });
 
     api.deleteConfigMap(namespace, configMapName);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await delay(300);
     expect(await logspec()).toBe('info');
   });
 
@@ -168,11 +159,11 @@ describe('Kubernetes integration (fake API server, kubeconfig)', () => {
       docker.healthy = true;
       expect((await request(`${url}/healthz`)).status).toBe(200);
     }
-    const failed = await waitFor('count 100', () => eventsWith(api, 'HealthCheckFailed').find((event) => event.count === 100), 30_000);
+    const failed = await waitFor('count 100', () => eventsWith(api, 'HealthCheckFailed').find((event) => event.count === 100), { timeoutMs: 30_000 });
     expect(eventsWith(api, 'HealthCheckFailed')).toHaveLength(1);
     expect(failed.type).toBe('Warning');
     expect(failed.message).toMatch(/^health check docker is failing: /);
-    await waitFor('recovered count 100', () => eventsWith(api, 'HealthCheckRecovered').find((event) => event.count === 100), 30_000);
+    await waitFor('recovered count 100', () => eventsWith(api, 'HealthCheckRecovered').find((event) => event.count === 100), { timeoutMs: 30_000 });
     expect(eventsWith(api, 'HealthCheckRecovered')).toHaveLength(1);
     const patches = api.received('PATCH', `/api/v1/namespaces/${namespace}/events/${failed.metadata.name}`);
     expect(patches.length).toBeGreaterThan(0);
@@ -194,20 +185,24 @@ describe('Kubernetes integration (fake API server, kubeconfig)', () => {
     const put2 = await request(`${url}/logspec`, { method: 'PUT', body: JSON.stringify({ spec: 'info' }), timeoutMs: 2000 });
     expect(put2.status).toBe(204);
     expect((await request(`${url}/logspec`, { timeoutMs: 2000 })).json).toEqual({ spec: 'info' });
-    await waitFor('a 403 answer', () => api.requests.some((r) => r.method === 'POST') && cli.stderr().includes('cannot record Kubernetes events'), 20_000);
+    await waitFor('a 403 answer', () => api.requests.some((r) => r.method === 'POST') && cli.stderr().includes('cannot record Kubernetes events'), {
+      timeoutMs: 20_000,
+    });
     expect(cli.stderr().split('cannot record Kubernetes events').length - 1).toBe(1);
     api.fault = 'none';
-    await waitFor('the queued event', () => eventsWith(api, 'LogSpecChanged').find((event) => event.message.includes("from 'debug' to 'info'")), 70_000);
+    await waitFor('the queued event', () => eventsWith(api, 'LogSpecChanged').find((event) => event.message.includes("from 'debug' to 'info'")), {
+      timeoutMs: 70_000,
+    });
     expect(cli.stderr()).toContain('Kubernetes events are recorded again');
   }, 120_000);
 
   it('the ConfigMap watch survives an API-server restart', async () => {
     const port = api.port;
     await api.stop();
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await delay(1500);
     await api.start(port);
     api.setConfigMap(namespace, configMapName, { logspec: 'chaincode=debug:info' });
-    await waitFor('the spec after the restart', async () => (await logspec()) === 'chaincode=debug:info', 40_000);
+    await waitFor('the spec after the restart', async () => (await logspec()) === 'chaincode=debug:info', { timeoutMs: 40_000 });
   }, 60_000);
 });
 

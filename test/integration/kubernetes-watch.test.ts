@@ -7,6 +7,7 @@ import { createTestPki, type TestPki } from '../support/pki';
 import { freeTcpPort } from '../support/ports';
 import { terminate } from '../support/processes';
 import { requireBuiltCli, runCli, type CliRun } from '../support/cli';
+import { delay, waitFor } from '../support/wait';
 
 /**
  * The ConfigMap watch and the error lines of the command (dist/cli.js), against the fake API
@@ -19,18 +20,6 @@ const namespace = 'fabric';
 const podName = 'peer0-ops-7d9f';
 const configMapName = 'peer0-logspec';
 const actor = `configmap ${namespace}/${configMapName}`;
-
-async function waitFor<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 function lines(text: string, pattern: RegExp): string[] {
   return text.split('\n').filter((line) => pattern.test(line));
@@ -95,12 +84,14 @@ describe('the ConfigMap watch of the command against a faithful API server', () 
     await waitFor('the ConfigMap spec', async () => (await logspec()) === 'gossip=debug:info');
     const firstWatches = api.watchRequests().length;
     // The fake sends nothing on an idle watch, as kube-apiserver does: client-node's Watch cuts it at 30 s.
-    await waitFor('a second watch after the client cut the idle one', () => api.watchRequests().length > firstWatches && api.openWatches > 0, 40_000);
+    await waitFor('a second watch after the client cut the idle one', () => api.watchRequests().length > firstWatches && api.openWatches > 0, {
+      timeoutMs: 40_000,
+    });
     const resumed = api.watchRequests().at(-1);
     expect(resumed?.query.get('resourceVersion')).not.toBe('');
     expect(lines(output(), /cannot watch ConfigMap/)).toEqual([]);
     api.setConfigMap(namespace, configMapName, { logspec: 'ledger=debug:info' });
-    await waitFor('the change after the cut', async () => (await logspec()) === 'ledger=debug:info', 5000);
+    await waitFor('the change after the cut', async () => (await logspec()) === 'ledger=debug:info', { timeoutMs: 5000 });
     expect(lines(output(), /\bWARN|warn/)).toEqual([]);
   }, 60_000);
 
@@ -109,14 +100,14 @@ describe('the ConfigMap watch of the command against a faithful API server', () 
     const { logspec, output } = await startCli({ FABRIC_OPS_KUBERNETES_WATCH_TIMEOUT_MS: '1000' });
     await waitFor('the ConfigMap spec', async () => (await logspec()) === 'gossip=debug:info');
     const first = api.watchRequests().length;
-    await sleep(6000);
+    await delay(6000);
     const resumed = api.watchRequests().slice(first);
     expect(resumed.length).toBeGreaterThanOrEqual(4);
     for (const watch of resumed) expect(watch.query.get('resourceVersion')).toBe(api.watchRequests()[0]?.query.get('resourceVersion'));
     expect(api.listRequests()).toHaveLength(1);
     expect(lines(output(), / WARN /)).toEqual([]);
     api.setConfigMap(namespace, configMapName, { logspec: 'ledger=debug:info' });
-    await waitFor('the change', async () => (await logspec()) === 'ledger=debug:info', 3000);
+    await waitFor('the change', async () => (await logspec()) === 'ledger=debug:info', { timeoutMs: 3000 });
   });
 
   it('an API-server restart is one outage: one warning when it starts, one "watching again" when a watch connects; a change made after is active', async () => {
@@ -125,13 +116,13 @@ describe('the ConfigMap watch of the command against a faithful API server', () 
     await waitFor('the ConfigMap spec', async () => (await logspec()) === 'gossip=debug:info');
     const port = api.port;
     await api.stop();
-    await sleep(3000);
+    await delay(3000);
     expect(lines(output(), /cannot watch ConfigMap/)).toHaveLength(1);
     expect(lines(output(), /watching ConfigMap .* again/)).toEqual([]);
     await api.start(port);
     api.setConfigMap(namespace, configMapName, { logspec: 'chaincode=debug:info' });
-    await waitFor('the change after the restart', async () => (await logspec()) === 'chaincode=debug:info', 10_000);
-    await sleep(500);
+    await waitFor('the change after the restart', async () => (await logspec()) === 'chaincode=debug:info', { timeoutMs: 10_000 });
+    await delay(500);
     expect(lines(output(), /cannot watch ConfigMap/)).toHaveLength(1);
     expect(lines(output(), /watching ConfigMap .* again/)).toHaveLength(1);
     // The restart expired the resourceVersion: listed again.
@@ -145,10 +136,10 @@ describe('the ConfigMap watch of the command against a faithful API server', () 
     const lists = api.listRequests().length;
     api.compact();
     api.dropWatches();
-    await waitFor('a list after the in-stream 410', () => api.listRequests().length > lists, 5000);
-    await waitFor('a watch again', () => api.openWatches > 0, 5000);
+    await waitFor('a list after the in-stream 410', () => api.listRequests().length > lists, { timeoutMs: 5000 });
+    await waitFor('a watch again', () => api.openWatches > 0, { timeoutMs: 5000 });
     api.setConfigMap(namespace, configMapName, { logspec: 'ledger=debug:info' });
-    await waitFor('the change after the re-list', async () => (await logspec()) === 'ledger=debug:info', 5000);
+    await waitFor('the change after the re-list', async () => (await logspec()) === 'ledger=debug:info', { timeoutMs: 5000 });
     expect(lines(output(), /cannot watch ConfigMap|aborted/)).toEqual([]);
   });
 
@@ -158,13 +149,13 @@ describe('the ConfigMap watch of the command against a faithful API server', () 
     await waitFor('the ConfigMap spec', async () => (await logspec()) === 'gossip=debug:info');
     api.fault = 'unauthorized';
     api.dropWatches();
-    await waitFor('a refused attempt', () => api.watchRequests().length + api.listRequests().length > 3, 10_000);
-    await sleep(3000);
+    await waitFor('a refused attempt', () => api.watchRequests().length + api.listRequests().length > 3, { timeoutMs: 10_000 });
+    await delay(3000);
     expect(lines(output(), /watching ConfigMap .* again/)).toEqual([]);
     expect(lines(output(), /cannot watch ConfigMap/)).toHaveLength(1);
     api.fault = 'none';
-    await waitFor('watching again', () => lines(output(), /watching ConfigMap .* again/).length > 0, 40_000);
-    await sleep(500);
+    await waitFor('watching again', () => lines(output(), /watching ConfigMap .* again/).length > 0, { timeoutMs: 40_000 });
+    await delay(500);
     expect(lines(output(), /watching ConfigMap .* again/)).toHaveLength(1);
     expect(lines(output(), /cannot watch ConfigMap/)).toHaveLength(1);
   }, 60_000);
@@ -177,7 +168,7 @@ describe('the ConfigMap watch of the command against a faithful API server', () 
     expect((await request(`${url}/logspec`, { method: 'PUT', body: JSON.stringify({ spec: 'warn' }) })).status).toBe(204);
     api.setConfigMap(namespace, configMapName, { logspec: 'warn' });
     await waitFor('the PUT Event', () => events('LogSpecChanged').find((event) => event.message.includes("to 'warn'")));
-    await sleep(1000);
+    await delay(1000);
     expect(events('LogSpecChanged').map((event) => event.message)).toEqual(["logging specification changed from 'info' to 'warn' by anonymous 127.0.0.1"]);
     expect(lines(output(), new RegExp(`changed.*${actor}`))).toEqual([]);
   });
@@ -201,11 +192,11 @@ describe('the ConfigMap watch of the command against a faithful API server', () 
     api.dropWatches();
     // An Event to write (the spec stays at info, so the info lines stay visible).
     await request(`${url}/logspec`, { method: 'PUT', body: JSON.stringify({ spec: 'info' }) });
-    const watchLine = await waitFor('the watch warning', () => lines(output(), /cannot watch ConfigMap/)[0], 10_000);
+    const watchLine = await waitFor('the watch warning', () => lines(output(), /cannot watch ConfigMap/)[0], { timeoutMs: 10_000 });
     expect(watchLine).toMatch(
       new RegExp(`configmaps is forbidden: User \\\\?"${fakeServiceAccountUser}\\\\?" cannot (list|watch) resource \\\\?"configmaps\\\\?"`),
     );
-    const eventLine = await waitFor('the events warning', () => lines(output(), /cannot record Kubernetes events/)[0], 10_000);
+    const eventLine = await waitFor('the events warning', () => lines(output(), /cannot record Kubernetes events/)[0], { timeoutMs: 10_000 });
     expect(eventLine).toMatch(
       new RegExp(
         `events is forbidden: User \\\\?"${fakeServiceAccountUser}\\\\?" cannot create resource \\\\?"events\\\\?" in API group \\\\?"\\\\?" in the namespace \\\\?"${namespace}\\\\?"`,
@@ -215,10 +206,10 @@ describe('the ConfigMap watch of the command against a faithful API server', () 
 
     const before = output().length;
     api.fault = 'none';
-    await waitFor('watching again', () => lines(output().slice(before), /watching ConfigMap .* again/)[0], 40_000);
+    await waitFor('watching again', () => lines(output().slice(before), /watching ConfigMap .* again/)[0], { timeoutMs: 40_000 });
     api.fault = 'unauthorized';
     api.dropWatches();
-    const unauthorized = await waitFor('the 401 line', () => lines(output().slice(before), /cannot watch ConfigMap/)[0], 10_000);
+    const unauthorized = await waitFor('the 401 line', () => lines(output().slice(before), /cannot watch ConfigMap/)[0], { timeoutMs: 10_000 });
     expect(unauthorized).toContain('Unauthorized');
     expect(output()).not.toContain('Body: undefined');
   }, 90_000);
@@ -255,13 +246,13 @@ describe('the ConfigMap watch of the command against a faithful API server', () 
     api.bookmarkEveryWatch = true;
     api.dropWatches();
     const before = api.watchRequests().length;
-    await sleep(3000);
+    await delay(3000);
     const made = api.watchRequests().length - before;
     // A rate limit of the order of one watch a second after a short burst, not hundreds a second.
     expect(made).toBeGreaterThan(0);
     expect(made).toBeLessThanOrEqual(10);
     api.setConfigMap(namespace, configMapName, { logspec: 'ledger=debug:info' });
-    await waitFor('a change still applied', async () => (await logspec()) === 'ledger=debug:info', 5000);
+    await waitFor('a change still applied', async () => (await logspec()) === 'ledger=debug:info', { timeoutMs: 5000 });
   });
 
   it('a malformed watch stream is a real failure: one warning, backoff instead of a spin, and "watching again" only once a stream is sound', async () => {
@@ -271,7 +262,7 @@ describe('the ConfigMap watch of the command against a faithful API server', () 
     api.malformedWatches = true;
     api.dropWatches();
     const before = api.watchRequests().length;
-    await sleep(4000);
+    await delay(4000);
     const made = api.watchRequests().length - before;
     expect(made).toBeGreaterThan(1);
     expect(made).toBeLessThanOrEqual(10);
@@ -281,7 +272,7 @@ describe('the ConfigMap watch of the command against a faithful API server', () 
     expect(lines(output(), /watching ConfigMap .* again/)).toEqual([]);
     api.malformedWatches = false;
     api.setConfigMap(namespace, configMapName, { logspec: 'ledger=debug:info' });
-    await waitFor('the change once streams are sound', async () => (await logspec()) === 'ledger=debug:info', 10_000);
+    await waitFor('the change once streams are sound', async () => (await logspec()) === 'ledger=debug:info', { timeoutMs: 10_000 });
     expect(lines(output(), /watching ConfigMap .* again/)).toHaveLength(1);
     expect(lines(output(), /cannot watch ConfigMap/)).toHaveLength(1);
   });
@@ -292,14 +283,14 @@ describe('the ConfigMap watch of the command against a faithful API server', () 
     await waitFor('the ConfigMap spec', async () => (await logspec()) === 'gossip=debug:info');
     const huge = `${'a'.repeat(1024 * 1024 - 6)}=debug`;
     api.setConfigMap(namespace, configMapName, { logspec: huge });
-    const line = await waitFor('the refusal line', () => lines(output(), /peer0-logspec key logspec/)[0], 10_000);
+    const line = await waitFor('the refusal line', () => lines(output(), /peer0-logspec key logspec/)[0], { timeoutMs: 10_000 });
     expect(line.length).toBeLessThan(2048);
     expect(await logspec()).toBe('gossip=debug:info');
     const refused = await waitFor('the LogSpecRefused Event', () => events('LogSpecRefused')[0]);
     expect(refused.message.length).toBeLessThanOrEqual(1024);
     // Within the size limit but invalid: refused by the spec's grammar, still echoed bounded.
     api.setConfigMap(namespace, configMapName, { logspec: `${'x'.repeat(16_000)}=bogus` });
-    await waitFor('the second refusal line', () => lines(output(), /peer0-logspec key logspec/)[1], 10_000);
+    await waitFor('the second refusal line', () => lines(output(), /peer0-logspec key logspec/)[1], { timeoutMs: 10_000 });
     expect(await logspec()).toBe('gossip=debug:info');
     for (const text of output().split('\n')) expect(text.length).toBeLessThan(4096);
   });
