@@ -64,7 +64,7 @@ function checkDialectMatches(document: unknown, file: string, dialect: Dialect):
   if (hint.kind === 'clear' && hint.dialect !== dialect) {
     const theirs = dialectDefinition(hint.dialect).fileName;
     throw new ConfigError([
-      `${file}: its top-level keys (${keyList(hint.keys)}) are those of an ${hint.dialect} ${theirs}, but the ${dialect} dialect was asked for; pass --dialect ${hint.dialect} or the right file`,
+      `${file}: its top-level keys (${keyList(hint.keys)}) are those of ${hint.dialect === 'orderer' ? 'an' : 'a'} ${hint.dialect} ${theirs}, but the ${dialect} dialect was asked for; pass --dialect ${hint.dialect} or the right file`,
     ]);
   }
 }
@@ -72,10 +72,18 @@ function checkDialectMatches(document: unknown, file: string, dialect: Dialect):
 /** Reads and parses a YAML file as Fabric's reader does; ConfigError naming the path (and the line of a YAML problem). */
 function readYamlFile(file: string): unknown {
   let bytes: Buffer;
+  let fd: number | undefined;
   try {
-    bytes = fs.readFileSync(file);
+    // O_NONBLOCK: opening a FIFO does not wait for a writer; only a regular file is read.
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+    const stats = fs.fstatSync(fd);
+    if (!stats.isFile() && !stats.isDirectory()) throw new ConfigError([`config file ${file}: cannot be read: not a regular file`]);
+    bytes = fs.readFileSync(fd);
   } catch (error) {
+    if (error instanceof ConfigError) throw error;
     throw new ConfigError([`config file ${file}: cannot be read: ${describeFileError(error)}`]);
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd);
   }
   // Decoding would turn bad bytes into U+FFFD and read on; Fabric's reader refuses the file.
   const invalid = firstInvalidUtf8(bytes);

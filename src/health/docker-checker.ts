@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
@@ -7,6 +6,7 @@ import { describeAbort } from './abort-reasons';
 import { formatRuntimeEndpoint, type RuntimeEndpoint } from './endpoint';
 import { describeRefusedSocket, excerpt } from './quote';
 import type { CheckResult, HealthChecker } from './types';
+import { readPemFileSync } from '../tls/files';
 
 /** Client TLS for a Docker daemon over TCP (Fabric's `vm.docker.tls.*`). */
 export interface DockerTlsFiles {
@@ -153,11 +153,10 @@ export class DockerChecker implements HealthChecker {
 function readTlsFiles(files: DockerTlsFiles): TlsMaterial {
   const read = (path: string, what: string): Buffer | undefined => {
     if (path === '') return undefined;
-    try {
-      return readFileSync(path);
-    } catch (error) {
-      throw new TlsMaterialError(path, `cannot read the Docker TLS ${what} ${path}: ${(error as Error).message}`);
-    }
+    // Regular files only, opened without blocking (a FIFO here would otherwise hang the start).
+    const file = readPemFileSync(path);
+    if (!file.ok) throw new TlsMaterialError(path, `cannot read the Docker TLS ${what} ${path}: ${file.problem}`);
+    return file.bytes;
   };
   if ((files.certFile === '') !== (files.keyFile === '')) {
     const missing = files.certFile === '' ? files.keyFile : files.certFile;
