@@ -23,7 +23,20 @@ export { parseLogSpec, formatLogSpec, levelFor, type LogSpec } from './logging/s
 export type { Logger, LoggerFactory, LogLevel, LogFields } from './logging/types';
 export type { HealthChecker, CheckResult, HealthReport } from './health/types';
 export type { MetricsProvider, Counter, Gauge, Histogram, MetricOptions, HistogramOptions, LabelValues } from './metrics/types';
-export * from './errors';
+export {
+  FabricOpsError,
+  ConfigError,
+  LogSpecError,
+  TlsMaterialError,
+  DedicatedCaError,
+  ListenError,
+  InvalidCheckerNameError,
+  DuplicateCheckerError,
+  MetricOptionsError,
+  MetricLabelsError,
+  MetricValueError,
+  KubernetesSetupError,
+} from './errors';
 
 /** Starts an operations system from a config object, a file, or the environment as the command does. */
 export function startOperationsSystem(options: StartOptions = {}): Promise<OperationsSystem> {

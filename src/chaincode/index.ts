@@ -6,7 +6,7 @@
  * of fabric-ops does not depend on fabric-shim.
  */
 import { performance } from 'node:perf_hooks';
-import { ConfigError, DuplicateCheckerError, FabricOpsError, ListenError, LogSpecError } from '../errors';
+import { ConfigError, DuplicateCheckerError, FabricOpsError, ListenError, LogSpecError, messageOf } from '../errors';
 import type { HealthChecker } from '../health/types';
 import { LoggingSystem, type LogFormat } from '../logging/logging-system';
 import { parseLogSpec, type LogSpec } from '../logging/spec';
@@ -119,7 +119,7 @@ function reportStartError(error: unknown): void {
     lines = [
       `${error.message}; the chaincode's operations server needs an address of its own: set CORE_OPERATIONS_LISTENADDRESS (default ${chaincodeListenAddress})`,
     ];
-  } else lines = [error instanceof Error ? error.message : String(error)];
+  } else lines = [messageOf(error)];
   for (const line of lines) process.stderr.write(`fabric-ops: ${line}\n`);
   process.exit(1);
 }
@@ -259,7 +259,7 @@ export function enableChaincodeOperations(options: ChaincodeOperationsOptions = 
         process.exit(0);
       },
       (error: unknown) => {
-        process.stderr.write(`fabric-ops: error while stopping: ${error instanceof Error ? error.message : String(error)}\n`);
+        process.stderr.write(`fabric-ops: error while stopping: ${messageOf(error)}\n`);
         process.exit(1);
       },
     );

@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { CheckResult } from '../health/types';
 import type { RunningTransaction } from './transactions';
+import { messageOf } from '../errors';
 
 export interface ChaincodeHealthSettings {
   /** A peer must have connected and registered within this time of the server listening (and of a stream opening). */
@@ -58,7 +59,7 @@ export class ChaincodeServerState {
   serverFailed(record: ServerRecord, error: unknown): void {
     record.state = 'failed';
     record.since = this.now();
-    record.error = error instanceof Error ? error.message : String(error);
+    record.error = messageOf(error);
   }
 
   serverStopped(record: ServerRecord): void {

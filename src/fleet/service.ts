@@ -12,6 +12,7 @@ import { mapBounded } from './pool';
 import { PutBackStore, type PendingPutBack } from './putback-store';
 import type { FleetEvent, FleetEventListener, FleetNode, NodePutBack, NodeSelector } from './types';
 import { groupVersions, type FleetVersionReport } from './versions';
+import { messageOf } from '../errors';
 
 /** What the fleet uses of OperationsSystem (its public API, as the Kubernetes integration does). */
 export interface FleetHost {
@@ -106,8 +107,8 @@ export class FleetService {
     this.logSpec.start();
     if (this.config.pollIntervalMs > 0) {
       const round = (): void => {
-        void this.health().catch((error: unknown) => this.logger.error(`fleet health round failed: ${(error as Error).message}`));
-        void this.versions().catch((error: unknown) => this.logger.error(`fleet version round failed: ${(error as Error).message}`));
+        void this.health().catch((error: unknown) => this.logger.error(`fleet health round failed: ${messageOf(error)}`));
+        void this.versions().catch((error: unknown) => this.logger.error(`fleet version round failed: ${messageOf(error)}`));
       };
       round();
       this.poll = this.scheduler.setInterval(round, this.config.pollIntervalMs);
@@ -138,7 +139,7 @@ export class FleetService {
       if (known !== undefined) this.logger.info(`fleet group ${group}: client credentials reloaded`);
       return material;
     } catch (error) {
-      this.logger.warn(`fleet group ${group}: changed credentials not used, keeping the previous ones: ${(error as Error).message}`);
+      this.logger.warn(`fleet group ${group}: changed credentials not used, keeping the previous ones: ${messageOf(error)}`);
       if (known !== undefined) this.materials.set(group, { fingerprint, material: known.material });
       return known?.material ?? null;
     }
@@ -187,7 +188,7 @@ export class FleetService {
       try {
         listener(event);
       } catch (error) {
-        this.logger.error(`a fleet event listener failed on ${event.type}: ${(error as Error).message}`);
+        this.logger.error(`a fleet event listener failed on ${event.type}: ${messageOf(error)}`);
       }
     }
   }

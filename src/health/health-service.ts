@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { DuplicateCheckerError, InvalidCheckerNameError } from '../errors';
+import { DuplicateCheckerError, InvalidCheckerNameError, messageOf } from '../errors';
 import type { OperationsEvent } from '../events/types';
 import type { Logger, LoggerFactory } from '../logging/types';
 import type { Gauge, Histogram } from '../metrics/types';
@@ -161,7 +161,7 @@ export class HealthService {
       })
       .catch((error: unknown): HealthReport => {
         if (this.inFlight === run) this.inFlight = undefined;
-        const reason = `health service error: ${errorText(error)}`;
+        const reason = `health service error: ${messageOf(error)}`;
         this.logger.error(reason);
         return {
           status: 'Service Unavailable',
@@ -220,7 +220,7 @@ export class HealthService {
           finish({ kind: 'done', result: settledResult, seconds: elapsedSeconds() });
         },
         (error: unknown) => {
-          const reason = timedOut() ? timeout.message : `checker failed: ${errorText(error)}`;
+          const reason = timedOut() ? timeout.message : `checker failed: ${messageOf(error)}`;
           finish({ kind: 'done', result: { ok: false, reason }, seconds: elapsedSeconds() });
         },
       );
@@ -233,7 +233,7 @@ export class HealthService {
         this.metrics.duration.with({ component }).observe(seconds);
         this.metrics.status.with({ component }).set(result.ok ? 1 : 0);
       } catch (error) {
-        this.logger.error(`cannot record health metrics for ${component}: ${errorText(error)}`, { component });
+        this.logger.error(`cannot record health metrics for ${component}: ${messageOf(error)}`, { component });
       }
     }
     if (!this.checkers.has(component)) return; // unregistered while it ran
@@ -286,9 +286,4 @@ function interpretAnswer(value: unknown): CheckResult {
     }
   }
   return { ok: false, reason: 'checker failed: it answered something other than {ok: true} or {ok: false, reason}' };
-}
-
-function errorText(error: unknown): string {
-  if (error instanceof Error) return error.message || error.name;
-  return String(error);
 }

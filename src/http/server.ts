@@ -5,6 +5,7 @@ import type { Duplex } from 'node:stream';
 import type { SecureContextOptions, TLSSocket } from 'node:tls';
 import type { HostPort } from '../config/types';
 import { ListenError } from '../errors';
+import { formatClientSubject } from '../tls/subject';
 import { rawErrorResponse, requestIdFor, sendBareError } from './errors';
 import { seconds, type HttpLimits } from './limits';
 import { ReportLimiter } from './report-limiter';
@@ -435,9 +436,7 @@ export async function startServer(
       refused({
         remoteAddress: socket.remoteAddress ?? 'unknown',
         reason: String(socket.authorizationError ?? 'not verified'),
-        subject: Object.entries(presented.subject ?? {})
-          .map(([k, v]) => `${k}=${String(v)}`)
-          .join(','),
+        subject: formatClientSubject(presented),
       });
       socket.destroy();
     });

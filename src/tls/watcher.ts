@@ -1,14 +1,15 @@
 import { createHash } from 'node:crypto';
 import type { TlsConfig } from '../config/types';
-import { ConfigError } from '../errors';
+import { ConfigError, messageOf } from '../errors';
 import type { Logger } from '../logging/types';
 import type { Counter } from '../metrics/types';
 import { type ConfigKeys, type ReadFile, type TlsMaterial, buildTlsMaterial, sameTlsMaterial } from './material';
 import { type CertificateSummary, summarisePem } from './pem';
 import { type FileRead, fileIdentity, readPemFile } from './files';
 
+/** An error nobody expected here (a bug, not bad material): its class named too, as a stack's first line does. */
 function describeError(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  return error instanceof Error ? `${error.name}: ${messageOf(error)}` : messageOf(error);
 }
 
 export interface TlsMaterialWatcherOptions {
@@ -147,7 +148,7 @@ export class TlsMaterialWatcher {
       this.options.onChange(material);
     } catch (error) {
       this.refused = true;
-      this.reportFailure(`new TLS material refused: ${error instanceof Error ? error.message : String(error)}`);
+      this.reportFailure(`new TLS material refused: ${messageOf(error)}`);
       return;
     }
     const previous = this.current;
