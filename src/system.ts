@@ -7,7 +7,8 @@ import { ConfigError, DedicatedCaError, LogSpecError } from './errors';
 import { OperationsEventEmitter, type OperationsEventListener } from './events';
 import { HealthService } from './health/health-service';
 import { createContainerRuntimeChecker } from './health/container-runtime';
-import type { Clock, HealthChecker } from './health/types';
+import type { HealthChecker } from './health/types';
+import type { Clock } from './time';
 import { createOperationsApp } from './http/app';
 import type { OperationsDomain, RequestActor, VersionDocument } from './http/domain';
 import { defaultMaxConnections, httpLimits, type HttpLimits } from './http/limits';
@@ -35,6 +36,7 @@ export interface StartOptions {
   logStream?: NodeJS.WritableStream;
   /** Share a LoggingSystem the embedding process already has. */
   logging?: LoggingSystem;
+  /** The wall clock that health reports are dated by; default Date.now. */
   clock?: Clock;
   version?: VersionDocument;
   /** How often certificate files are polled for rotation; default 1000 ms. */

@@ -2,7 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { TLSSocket, SecureContext } from 'node:tls';
 import { createSecureContext } from 'node:tls';
-import type { Scheduler } from '../metrics/scheduler';
+import type { Scheduler } from '../time';
 import { minimumTlsVersion } from '../tls/material';
 import type { GroupMaterial } from './credentials';
 import type { CallFailureReason, FleetNode } from './types';

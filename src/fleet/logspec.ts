@@ -2,7 +2,7 @@ import { FabricOpsError, LogSpecError, messageOf } from '../errors';
 import { formatLogSpec, parseLogSpec } from '../logging/spec';
 import type { Logger } from '../logging/types';
 import { backoffDelay, type BackoffPolicy } from '../metrics/statsd/backoff';
-import type { Cancellable, Scheduler } from '../metrics/scheduler';
+import type { Cancellable, Scheduler } from '../time';
 import type { Counter } from '../metrics/types';
 import { errorText, type CallOutcome, type NodeClient } from './client';
 import { maxTtlMs } from './config';

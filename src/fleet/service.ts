@@ -1,6 +1,6 @@
 import type { NormalisedConfig } from '../config/types';
 import type { Logger } from '../logging/types';
-import { realScheduler, type Cancellable, type Scheduler } from '../metrics/scheduler';
+import { realScheduler, type Cancellable, type Scheduler } from '../time';
 import type { MetricsProvider } from '../metrics/types';
 import { NodeClient } from './client';
 import type { FleetConfig } from './config';
@@ -83,11 +83,10 @@ export class FleetService {
       material: (group) => this.material(group),
       onPeerCertificate: (node, notAfter) => this.metrics.recordCertificate(node, notAfter),
     });
-    const now = (): number => this.scheduler.now();
-    this.healthRound = new Coalescer(() => this.checkHealth(), config.minRoundIntervalMs, now);
-    this.versionRound = new Coalescer(() => this.readVersions(), config.minRoundIntervalMs, now);
+    this.healthRound = new Coalescer(() => this.checkHealth(), config.minRoundIntervalMs, this.scheduler);
+    this.versionRound = new Coalescer(() => this.readVersions(), config.minRoundIntervalMs, this.scheduler);
     // Reads of every node's spec are shared and reused like health rounds; any write or put-back invalidates them.
-    this.logSpecRound = new Coalescer(() => this.logSpec.read(), config.minRoundIntervalMs, now);
+    this.logSpecRound = new Coalescer(() => this.logSpec.read(), config.minRoundIntervalMs, this.scheduler);
     this.logSpec = new FleetLogSpec({
       nodes: config.nodes,
       client: this.client,

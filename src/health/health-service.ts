@@ -4,7 +4,8 @@ import type { OperationsEvent } from '../events/types';
 import type { Logger, LoggerFactory } from '../logging/types';
 import type { Gauge, Histogram } from '../metrics/types';
 import { CheckCancelledError, CheckTimeoutError } from './abort-reasons';
-import { systemClock, type CheckResult, type Clock, type FailedCheck, type HealthChecker, type HealthReport } from './types';
+import { systemClock, type Clock } from '../time';
+import { type CheckResult, type FailedCheck, type HealthChecker, type HealthReport } from './types';
 
 /** Fed after every completed check, labels `{component}`: seconds taken, and 1 (ok) or 0 (failing). */
 export interface HealthMetrics {
@@ -165,7 +166,7 @@ export class HealthService {
         this.logger.error(reason);
         return {
           status: 'Service Unavailable',
-          time: systemClock.now().toISOString(),
+          time: new Date(this.clock.now()).toISOString(),
           failed_checks: run.components.map((component) => ({ component, reason })),
         };
       });
@@ -260,7 +261,7 @@ export class HealthService {
       if (!result.ok) failed.push({ component, reason: result.reason });
     }
     failed.sort((a, b) => compareNames(a.component, b.component));
-    const time = this.clock.now().toISOString();
+    const time = new Date(this.clock.now()).toISOString();
     return failed.length === 0 ? { status: 'OK', time } : { status: 'Service Unavailable', time, failed_checks: failed };
   }
 

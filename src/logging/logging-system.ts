@@ -4,6 +4,7 @@ import { bunyanLevels } from './levels';
 import { formatLogSpec, levelFor, parseLogSpec, type LogSpec } from './spec';
 import { formatTextEntry } from './text-format';
 import type { LogFields, LogLevel, Logger, LoggerFactory } from './types';
+import { systemClock, type Clock } from '../time';
 
 /** `json`: bunyan JSON lines. `text`: one readable line per entry (see text-format.ts). */
 export type LogFormat = 'json' | 'text';
@@ -26,8 +27,8 @@ export interface LoggingSystemOptions {
   stream?: NodeJS.WritableStream;
   /** Colour the text format's prefix. Default: only when `stream` is a TTY. */
   colour?: boolean;
-  /** Clock for entry times. Default `new Date()`. */
-  now?: () => Date;
+  /** The wall clock that entries are dated by; default Date.now. */
+  clock?: Clock;
 }
 
 export interface SpecChange {
@@ -46,7 +47,7 @@ const renamedKeyPrefix = 'field.';
 interface Shared {
   observer: LoggingObserver | null;
   readonly format: LogFormat;
-  readonly now: () => Date;
+  readonly clock: Clock;
 }
 
 class SystemLogger implements Logger {
@@ -117,7 +118,7 @@ class SystemLogger implements Logger {
   }
 
   private recordFields(level: LogLevel, fields: LogFields | undefined): LogFields {
-    const record: LogFields = { levelName: level, time: this.shared.now() };
+    const record: LogFields = { levelName: level, time: new Date(this.shared.clock.now()) };
     if (fields === undefined) return record;
     const json = this.shared.format === 'json';
     for (const key of Object.keys(fields)) {
@@ -144,7 +145,7 @@ export class LoggingSystem implements LoggerFactory {
     this.spec = parseLogSpec(options.spec ?? 'info');
     const format = options.format ?? 'text';
     const stream = options.stream ?? process.stderr;
-    this.shared = { observer: null, format, now: options.now ?? (() => new Date()) };
+    this.shared = { observer: null, format, clock: options.clock ?? systemClock };
     if (format === 'json') {
       this.bunyanStream = { type: 'stream', stream, level: bunyanLevels.payload };
     } else {
