@@ -3,18 +3,17 @@ import type { RequestHandler } from 'express';
 import { loadConfig } from './config/load';
 import { configDelayProblems } from './config/normalise';
 import type { Dialect, HostPort, NormalisedConfig } from './config/types';
-import { ConfigError, DedicatedCaError, LogSpecError } from './errors';
+import { ConfigError, DedicatedCaError } from './errors';
 import { OperationsEventEmitter, type OperationsEventListener } from './events';
 import { HealthService } from './health/health-service';
 import { createContainerRuntimeChecker } from './health/container-runtime';
 import type { HealthChecker } from './health/types';
 import type { Clock } from './time';
 import { createOperationsApp } from './http/app';
-import type { OperationsDomain, RequestActor, VersionDocument } from './http/domain';
+import type { OperationsDomain, RequestActor } from './http/domain';
 import { defaultMaxConnections, httpLimits, type HttpLimits } from './http/limits';
 import { startServer, type ListeningServer } from './http/server';
-import { LoggingSystem } from './logging/logging-system';
-import { formatLogSpec, parseLogSpec } from './logging/spec';
+import { LoggingSystem, localActor, type LogSpecActor, type SpecChange } from './logging/logging-system';
 import { logLevels, type Logger, type LogLevel } from './logging/types';
 import { createMetricsSystem } from './metrics/create';
 import { createServiceMetrics, type ServiceMetrics } from './metrics/service-metrics';
@@ -23,7 +22,7 @@ import { describeDedicatedCaViolation, findOrganizationCAs } from './tls/dedicat
 import { loadTlsMaterial, secureContextOptions, type TlsMaterial } from './tls/material';
 import { summarisePem, type CertificateSummary } from './tls/pem';
 import { TlsMaterialWatcher } from './tls/watcher';
-import { readVersion } from './version';
+import { readVersion, type VersionDocument } from './version';
 
 export interface StartOptions {
   /** A normalised configuration; when absent it is loaded as the command does. */
@@ -60,6 +59,11 @@ export interface HttpExtension {
 /** Time in-flight requests get to finish on stop (SIGTERM). */
 export const stopGraceMs = 10_000;
 
+/** Starts an operations system from a config object, a file, or the environment as the command does. */
+export function startOperationsSystem(options: StartOptions = {}): Promise<OperationsSystem> {
+  return OperationsSystem.start(options);
+}
+
 /** A running operations service: the HTTP server, logging, metrics and health, wired together. */
 export class OperationsSystem {
   readonly config: NormalisedConfig;
@@ -93,11 +97,16 @@ export class OperationsSystem {
       Object.fromEntries(logLevels.map((level) => [level, counter.with({ level })])) as Record<LogLevel, Counter>;
     const checked = perLevel(this.serviceMetrics.loggingEntriesChecked);
     const written = perLevel(this.serviceMetrics.loggingEntriesWritten);
+    this.events = new OperationsEventEmitter(this.logging.getLogger('operations.events'));
+    // Every spec change, whatever path it takes (PUT /logspec, setLogSpec, logging.setSpec), is audited here.
     this.logging.setObserver({
       checked: (level) => checked[level].add(1),
       written: (level) => written[level].add(1),
+      specChanging: (change) => this.auditLogSpecChange(change),
+      specRefused: ({ spec, reason, actor }) => {
+        if (!actor.remote) this.events.emit({ type: 'logspec.refused', spec, reason, actor: actor.name, active: this.logging.getSpec() });
+      },
     });
-    this.events = new OperationsEventEmitter(this.logging.getLogger('operations.events'));
     this.health = new HealthService({
       onStateChange: (event) => this.events.emit(event),
       timeoutMs: config.health.timeoutMs,
@@ -108,6 +117,10 @@ export class OperationsSystem {
     this.version = version;
   }
 
+  /**
+   * @internal The implementation behind startOperationsSystem, the library's one start function
+   * (this method is not in the published types: tsconfig.build.json strips @internal).
+   */
   static async start(options: StartOptions = {}): Promise<OperationsSystem> {
     let config = options.config;
     let source = 'configuration given by the embedding code';
@@ -215,7 +228,9 @@ export class OperationsSystem {
   private domain(): OperationsDomain {
     return {
       getLogSpec: () => this.logging.getSpec(),
-      setLogSpec: (spec: string, actor: RequestActor) => this.changeLogSpec(spec, actor),
+      setLogSpec: (spec: string, actor: RequestActor) => {
+        this.logging.setSpec(spec, { name: describeActor(actor), fields: { ...actor }, remote: true });
+      },
       checkHealth: (signal: AbortSignal) => this.health.check(signal),
       version: this.version,
       scrape: this.metricsSystem.scrape,
@@ -242,17 +257,16 @@ export class OperationsSystem {
    * The change is logged at info when the `operations` logger shows info under the old
    * spec or the new one, so that silencing the service does not hide who silenced it.
    */
-  private changeLogSpec(spec: string, actor: RequestActor | { caller: string }): void {
-    const previous = this.logging.getSpec();
-    const current = formatLogSpec(parseLogSpec(spec));
+  private auditLogSpecChange({ previous, current, actor }: SpecChange & { actor: LogSpecActor }): () => void {
     const message = `logging specification changed from '${previous}' to '${current}'`;
-    const fields = { previous, current, ...actor };
+    const fields = { previous, current, ...actor.fields };
     const loggedBefore = this.logger.isEnabled('info');
     if (loggedBefore) this.logger.info(message, fields);
-    this.logging.setSpec(spec);
-    if (!loggedBefore) this.logger.info(message, fields);
-    this.serviceMetrics.logspecChanges.add(1);
-    this.events.emit({ type: 'logspec.changed', previous, current, actor: describeActor(actor) });
+    return () => {
+      if (!loggedBefore) this.logger.info(message, fields);
+      this.serviceMetrics.logspecChanges.add(1);
+      this.events.emit({ type: 'logspec.changed', previous, current, actor: actor.name });
+    };
   }
 
   get url(): string {
@@ -286,14 +300,7 @@ export class OperationsSystem {
    * is emitted). `actor` names who asked, in the log and in events; default `local`.
    */
   setLogSpec(spec: string, actor?: string): void {
-    try {
-      this.changeLogSpec(spec, { caller: actor ?? 'library' });
-    } catch (error) {
-      if (error instanceof LogSpecError) {
-        this.events.emit({ type: 'logspec.refused', spec, reason: error.message, actor: actor ?? 'local', active: this.logging.getSpec() });
-      }
-      throw error;
-    }
+    this.logging.setSpec(spec, actor === undefined ? localActor : { name: actor, fields: { caller: actor } });
   }
 
   /** Subscribes to what the system reports (health changes, logspec changes, TLS reloads); returns the unsubscribe function. */
@@ -320,7 +327,6 @@ export class OperationsSystem {
   }
 }
 
-function describeActor(actor: RequestActor | { caller: string }): string {
-  if ('caller' in actor) return actor.caller === 'library' ? 'local' : actor.caller;
+function describeActor(actor: RequestActor): string {
   return actor.certificateSubject ?? `anonymous ${actor.remoteAddress}`;
 }

@@ -16,7 +16,25 @@ export type LogFormat = 'json' | 'text';
 export interface LoggingObserver {
   checked(level: LogLevel): void;
   written(level: LogLevel): void;
+  /**
+   * A spec parsed and is about to be activated (the operations system logs, counts and reports
+   * it here, so that every setSpec is audited); what this returns runs once the spec is active.
+   */
+  specChanging?(change: SpecChange & { actor: LogSpecActor }): (() => void) | undefined;
+  /** A spec that does not parse was refused; nothing changed. */
+  specRefused?(refusal: { spec: string; reason: string; actor: LogSpecActor }): void;
 }
+
+/** Who changes the logging spec: `name` as events show it, `fields` logged with the change. */
+export interface LogSpecActor {
+  name: string;
+  fields: LogFields;
+  /** A remote request (PUT /logspec): its client gets the refusal in the answer, so no event reports it. */
+  remote?: boolean;
+}
+
+/** A call of the library (`setSpec(spec)` without an actor). */
+export const localActor: LogSpecActor = { name: 'local', fields: { caller: 'local' } };
 
 export interface LoggingSystemOptions {
   /** Initial logging specification (Fabric grammar). Default `info`. */
@@ -187,17 +205,26 @@ export class LoggingSystem implements LoggerFactory {
   }
 
   /**
-   * Activates `spec` for every logger, existing and future. A spec that does not parse
-   * throws LogSpecError and changes nothing.
+   * Activates `spec` for every logger, existing and future, and tells the observer (which audits
+   * it: log line, metric, `logspec.changed`). A spec that does not parse throws LogSpecError and
+   * changes nothing. `actor` names who asked; default `local`.
    */
-  setSpec(spec: string): SpecChange {
-    const next = parseLogSpec(spec);
-    const previous = this.getSpec();
+  setSpec(spec: string, actor: LogSpecActor = localActor): SpecChange {
+    let next: LogSpec;
+    try {
+      next = parseLogSpec(spec);
+    } catch (error) {
+      if (error instanceof LogSpecError) this.shared.observer?.specRefused?.({ spec, reason: error.message, actor });
+      throw error;
+    }
+    const change = { previous: this.getSpec(), current: formatLogSpec(next) };
+    const afterwards = this.shared.observer?.specChanging?.({ ...change, actor });
     this.spec = next;
     for (const logger of this.loggers.values()) {
       logger.threshold = bunyanLevels[levelFor(next, logger.name)];
     }
-    return { previous, current: this.getSpec() };
+    afterwards?.();
+    return change;
   }
 
   setObserver(observer: LoggingObserver | null): void {
