@@ -36,8 +36,4 @@ export class OperationsEventEmitter {
       }
     }
   }
-
-  get listenerCount(): number {
-    return this.listeners.size;
-  }
 }

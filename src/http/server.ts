@@ -10,8 +10,6 @@ import { rawErrorResponse, requestIdFor, sendBareError } from './errors';
 import { seconds, type HttpLimits } from './limits';
 import { ReportLimiter } from './report-limiter';
 
-export { keepAliveTimeoutMs, readTimeoutMs } from './limits';
-
 export interface ServerTls {
   context: SecureContextOptions;
   /** When true the handshake itself demands a client certificate on every path. */

@@ -15,7 +15,7 @@ export function verifiedClientSubject(req: Request): string | undefined {
 
 /**
  * Paths that need a client certificate chaining to clientRootCAs when TLS is on.
- * Without TLS every path is open (spec 5.2).
+ * Without TLS every path is open (README, TLS).
  */
 export function requireClientCertificate(tlsEnabled: boolean, logger: Logger): RequestHandler {
   return (req: Request, res: Response, next: NextFunction): void => {
