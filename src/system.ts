@@ -1,5 +1,5 @@
 import type { SecureContextOptions } from 'node:tls';
-import type { RequestHandler } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { loadConfig } from './config/load';
 import { configDelayProblems } from './config/normalise';
 import type { Dialect, HostPort, NormalisedConfig } from './config/types';
@@ -52,7 +52,11 @@ export interface StartOptions {
 /** A router of another concern (fleet mode's /fleet) mounted on the operations server. */
 export interface HttpExtension {
   path: string;
-  handler: RequestHandler;
+  /**
+   * Serves the requests under `path`: an Express router or any connect-style handler. Typed with
+   * Node's own request and response so that the published types need no @types/express.
+   */
+  handler(req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void): void;
   stop(): Promise<void>;
 }
 
@@ -162,7 +166,12 @@ export class OperationsSystem {
 
     const limits = httpLimits(options.httpLimits);
     for (const make of options.extensions ?? []) this.extensions.push(make(this));
-    const app = createOperationsApp(this.domain(), { tlsEnabled: tls !== null, logger: this.logger, limits, mounts: this.extensions });
+    const app = createOperationsApp(this.domain(), {
+      tlsEnabled: tls !== null,
+      logger: this.logger,
+      limits,
+      mounts: this.extensions.map((extension) => ({ path: extension.path, handler: (req, res, next) => extension.handler(req, res, next) })),
+    });
     const connectionsRefused = this.serviceMetrics.connectionsRefused;
     this.server = await startServer(
       config.operations.listen,

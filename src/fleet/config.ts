@@ -72,7 +72,7 @@ const NodeSchema = z
   })
   .strict();
 
-export const FleetFileSchema = z
+const FleetFileSchema = z
   .object({
     stateDirectory: z.string().min(1),
     nodeTimeout: duration('2s'),
