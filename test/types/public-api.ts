@@ -18,6 +18,7 @@ import {
   type HealthReport,
   type HealthService,
   type HostPort,
+  type HttpExtension,
   type LoggingSystem,
   type LogSpecActor,
   type OperationsEvent,
@@ -67,6 +68,10 @@ export async function publicApi(): Promise<void> {
   }
   const code: string = new LogSpecError('bad').code;
   void [code, new MetricValueError('NaN').code];
+
+  // An extension's handler is typed with Node's request and response (no @types/express needed).
+  const extension: HttpExtension = { path: '/mine', handler: (_req, res, next) => (res.headersSent ? next() : res.end('mine')), stop: async () => undefined };
+  void extension;
 
   // Misuse that must not compile:
   // @ts-expect-error -- one start function: OperationsSystem.start is internal (stripped from the published types)
