@@ -1,3 +1,5 @@
+import { messageOf } from './errors';
+
 /** A file-system error in words a person understands (`no such file`, `permission denied`, ...). */
 export function describeFileError(error: unknown): string {
   const code = (error as NodeJS.ErrnoException).code;
@@ -17,6 +19,6 @@ export function describeFileError(error: unknown): string {
       // What open() says for a Unix socket, or a device file with no device behind it.
       return 'is a socket or a device with nothing behind it, not a regular file';
     default:
-      return error instanceof Error ? error.message : String(error);
+      return messageOf(error);
   }
 }

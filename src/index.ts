@@ -2,33 +2,38 @@
  * fabric-ops as a library: start the operations service inside any Node.js process,
  * register health checkers, create metrics, and get loggers ruled by the logging spec.
  */
-import { OperationsSystem, type StartOptions } from './system';
+import type { StartOptions } from './system';
 import type * as FleetModule from './fleet';
 
-export { OperationsSystem, stopGraceMs, type StartOptions, type HttpExtension } from './system';
+export { startOperationsSystem, OperationsSystem, stopGraceMs, type StartOptions, type HttpExtension } from './system';
 export { loadConfig, type LoadConfigOptions, type LoadedConfig } from './config/load';
 export type { NormalisedConfig, Dialect, HostPort, TlsConfig, MetricsProviderName, StatsdNetwork, ContainerRuntimeType } from './config/types';
 export type { OperationsEvent, OperationsEventListener, OperationsEventType } from './events';
 export type { CertificateSummary } from './tls/pem';
 export type { HttpLimits } from './http/limits';
-export {
-  startKubernetesIntegration,
-  kubernetesApiAccess,
-  type KubernetesHost,
-  type KubernetesIntegration,
-  type KubernetesIntegrationOptions,
-} from './kubernetes';
-export { LoggingSystem, type LogFormat, type LoggingObserver } from './logging/logging-system';
+export { startKubernetesIntegration, type KubernetesHost, type KubernetesIntegration, type KubernetesIntegrationOptions } from './kubernetes';
+export { LoggingSystem, type LoggingSystemOptions, type LogFormat, type LoggingObserver, type LogSpecActor, type SpecChange } from './logging/logging-system';
 export { parseLogSpec, formatLogSpec, levelFor, type LogSpec } from './logging/spec';
 export type { Logger, LoggerFactory, LogLevel, LogFields } from './logging/types';
-export type { HealthChecker, CheckResult, HealthReport } from './health/types';
+export type { HealthChecker, CheckResult, HealthReport, FailedCheck } from './health/types';
+export type { HealthService, HealthServiceOptions, HealthMetrics } from './health/health-service';
+export type { Clock } from './time';
+export type { VersionDocument } from './version';
 export type { MetricsProvider, Counter, Gauge, Histogram, MetricOptions, HistogramOptions, LabelValues } from './metrics/types';
-export * from './errors';
-
-/** Starts an operations system from a config object, a file, or the environment as the command does. */
-export function startOperationsSystem(options: StartOptions = {}): Promise<OperationsSystem> {
-  return OperationsSystem.start(options);
-}
+export {
+  FabricOpsError,
+  ConfigError,
+  LogSpecError,
+  TlsMaterialError,
+  DedicatedCaError,
+  ListenError,
+  InvalidCheckerNameError,
+  DuplicateCheckerError,
+  MetricOptionsError,
+  MetricLabelsError,
+  MetricValueError,
+  KubernetesSetupError,
+} from './errors';
 
 // Fleet mode (README, "Fleet"): loaded on first use, so that importing the library does not load zod.
 export type {

@@ -3,17 +3,17 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { loadConfig } from './config/load';
 import { configDelayProblems } from './config/normalise';
 import type { Dialect, HostPort, NormalisedConfig } from './config/types';
-import { ConfigError, DedicatedCaError, LogSpecError } from './errors';
+import { ConfigError, DedicatedCaError } from './errors';
 import { OperationsEventEmitter, type OperationsEventListener } from './events';
 import { HealthService } from './health/health-service';
 import { createContainerRuntimeChecker } from './health/container-runtime';
-import type { Clock, HealthChecker } from './health/types';
+import type { HealthChecker } from './health/types';
+import type { Clock } from './time';
 import { createOperationsApp } from './http/app';
-import type { OperationsDomain, RequestActor, VersionDocument } from './http/domain';
+import type { OperationsDomain, RequestActor } from './http/domain';
 import { defaultMaxConnections, httpLimits, type HttpLimits } from './http/limits';
 import { startServer, type ListeningServer } from './http/server';
-import { LoggingSystem } from './logging/logging-system';
-import { formatLogSpec, parseLogSpec } from './logging/spec';
+import { LoggingSystem, localActor, type LogSpecActor, type SpecChange } from './logging/logging-system';
 import { logLevels, type Logger, type LogLevel } from './logging/types';
 import { createMetricsSystem } from './metrics/create';
 import { createServiceMetrics, type ServiceMetrics } from './metrics/service-metrics';
@@ -22,7 +22,7 @@ import { describeDedicatedCaViolation, findOrganizationCAs } from './tls/dedicat
 import { loadTlsMaterial, secureContextOptions, type TlsMaterial } from './tls/material';
 import { summarisePem, type CertificateSummary } from './tls/pem';
 import { TlsMaterialWatcher } from './tls/watcher';
-import { readVersion } from './version';
+import { readVersion, type VersionDocument } from './version';
 
 export interface StartOptions {
   /** A normalised configuration; when absent it is loaded as the command does. */
@@ -35,6 +35,7 @@ export interface StartOptions {
   logStream?: NodeJS.WritableStream;
   /** Share a LoggingSystem the embedding process already has. */
   logging?: LoggingSystem;
+  /** The wall clock that health reports are dated by; default Date.now. */
   clock?: Clock;
   version?: VersionDocument;
   /** How often certificate files are polled for rotation; default 1000 ms. */
@@ -61,6 +62,11 @@ export interface HttpExtension {
 
 /** Time in-flight requests get to finish on stop (SIGTERM). */
 export const stopGraceMs = 10_000;
+
+/** Starts an operations system from a config object, a file, or the environment as the command does. */
+export function startOperationsSystem(options: StartOptions = {}): Promise<OperationsSystem> {
+  return OperationsSystem.start(options);
+}
 
 /** A running operations service: the HTTP server, logging, metrics and health, wired together. */
 export class OperationsSystem {
@@ -95,11 +101,16 @@ export class OperationsSystem {
       Object.fromEntries(logLevels.map((level) => [level, counter.with({ level })])) as Record<LogLevel, Counter>;
     const checked = perLevel(this.serviceMetrics.loggingEntriesChecked);
     const written = perLevel(this.serviceMetrics.loggingEntriesWritten);
+    this.events = new OperationsEventEmitter(this.logging.getLogger('operations.events'));
+    // Every spec change, whatever path it takes (PUT /logspec, setLogSpec, logging.setSpec), is audited here.
     this.logging.setObserver({
       checked: (level) => checked[level].add(1),
       written: (level) => written[level].add(1),
+      specChanging: (change) => this.auditLogSpecChange(change),
+      specRefused: ({ spec, reason, actor }) => {
+        if (!actor.remote) this.events.emit({ type: 'logspec.refused', spec, reason, actor: actor.name, active: this.logging.getSpec() });
+      },
     });
-    this.events = new OperationsEventEmitter(this.logging.getLogger('operations.events'));
     this.health = new HealthService({
       onStateChange: (event) => this.events.emit(event),
       timeoutMs: config.health.timeoutMs,
@@ -110,6 +121,10 @@ export class OperationsSystem {
     this.version = version;
   }
 
+  /**
+   * @internal The implementation behind startOperationsSystem, the library's one start function
+   * (this method is not in the published types: tsconfig.build.json strips @internal).
+   */
   static async start(options: StartOptions = {}): Promise<OperationsSystem> {
     let config = options.config;
     let source = 'configuration given by the embedding code';
@@ -151,7 +166,12 @@ export class OperationsSystem {
 
     const limits = httpLimits(options.httpLimits);
     for (const make of options.extensions ?? []) this.extensions.push(make(this));
-    const app = createOperationsApp(this.domain(), { tlsEnabled: tls !== null, logger: this.logger, limits, mounts: this.extensions });
+    const app = createOperationsApp(this.domain(), {
+      tlsEnabled: tls !== null,
+      logger: this.logger,
+      limits,
+      mounts: this.extensions.map((extension) => ({ path: extension.path, handler: (req, res, next) => extension.handler(req, res, next) })),
+    });
     const connectionsRefused = this.serviceMetrics.connectionsRefused;
     this.server = await startServer(
       config.operations.listen,
@@ -204,7 +224,7 @@ export class OperationsSystem {
     return certificate;
   }
 
-  /** Spec 2.2 / 5.6: the server certificate must not come from an organization CA. */
+  /** The dedicated-CA rule (README, TLS): the server certificate must not come from an organization CA. */
   private enforceDedicatedCa(material: TlsMaterial, when: 'start' | 'reload'): void {
     const matches = findOrganizationCAs(material.certPem, this.config.organizationCAs);
     for (const match of matches) {
@@ -217,7 +237,9 @@ export class OperationsSystem {
   private domain(): OperationsDomain {
     return {
       getLogSpec: () => this.logging.getSpec(),
-      setLogSpec: (spec: string, actor: RequestActor) => this.changeLogSpec(spec, actor),
+      setLogSpec: (spec: string, actor: RequestActor) => {
+        this.logging.setSpec(spec, { name: describeActor(actor), fields: { ...actor }, remote: true });
+      },
       checkHealth: (signal: AbortSignal) => this.health.check(signal),
       version: this.version,
       scrape: this.metricsSystem.scrape,
@@ -244,17 +266,16 @@ export class OperationsSystem {
    * The change is logged at info when the `operations` logger shows info under the old
    * spec or the new one, so that silencing the service does not hide who silenced it.
    */
-  private changeLogSpec(spec: string, actor: RequestActor | { caller: string }): void {
-    const previous = this.logging.getSpec();
-    const current = formatLogSpec(parseLogSpec(spec));
+  private auditLogSpecChange({ previous, current, actor }: SpecChange & { actor: LogSpecActor }): () => void {
     const message = `logging specification changed from '${previous}' to '${current}'`;
-    const fields = { previous, current, ...actor };
+    const fields = { previous, current, ...actor.fields };
     const loggedBefore = this.logger.isEnabled('info');
     if (loggedBefore) this.logger.info(message, fields);
-    this.logging.setSpec(spec);
-    if (!loggedBefore) this.logger.info(message, fields);
-    this.serviceMetrics.logspecChanges.add(1);
-    this.events.emit({ type: 'logspec.changed', previous, current, actor: describeActor(actor) });
+    return () => {
+      if (!loggedBefore) this.logger.info(message, fields);
+      this.serviceMetrics.logspecChanges.add(1);
+      this.events.emit({ type: 'logspec.changed', previous, current, actor: actor.name });
+    };
   }
 
   get url(): string {
@@ -288,14 +309,7 @@ export class OperationsSystem {
    * is emitted). `actor` names who asked, in the log and in events; default `local`.
    */
   setLogSpec(spec: string, actor?: string): void {
-    try {
-      this.changeLogSpec(spec, { caller: actor ?? 'library' });
-    } catch (error) {
-      if (error instanceof LogSpecError) {
-        this.events.emit({ type: 'logspec.refused', spec, reason: error.message, actor: actor ?? 'local', active: this.logging.getSpec() });
-      }
-      throw error;
-    }
+    this.logging.setSpec(spec, actor === undefined ? localActor : { name: actor, fields: { caller: actor } });
   }
 
   /** Subscribes to what the system reports (health changes, logspec changes, TLS reloads); returns the unsubscribe function. */
@@ -322,7 +336,6 @@ export class OperationsSystem {
   }
 }
 
-function describeActor(actor: RequestActor | { caller: string }): string {
-  if ('caller' in actor) return actor.caller === 'library' ? 'local' : actor.caller;
+function describeActor(actor: RequestActor): string {
   return actor.certificateSubject ?? `anonymous ${actor.remoteAddress}`;
 }

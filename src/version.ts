@@ -1,6 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { VersionDocument } from './http/domain';
+
+/** What GET /version answers (Fabric's field names). */
+export interface VersionDocument {
+  CommitSHA: string;
+  Version: string;
+}
 
 function readJson(file: string): Record<string, unknown> | null {
   try {

@@ -5,7 +5,7 @@ import { FabricOpsError } from '../errors';
  * cannot be loaded: it is to be installed beside fabric-ops. `code` is stable for programs.
  */
 export class MissingPeerDependencyError extends FabricOpsError {
-  readonly code = 'FABRIC_OPS_MISSING_PEER_DEPENDENCY';
+  override readonly code = 'FABRIC_OPS_MISSING_PEER_DEPENDENCY';
   /** The package that could not be loaded. */
   readonly dependency: string;
 

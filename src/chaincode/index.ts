@@ -6,12 +6,12 @@
  * of fabric-ops does not depend on fabric-shim.
  */
 import { performance } from 'node:perf_hooks';
-import { ConfigError, DuplicateCheckerError, FabricOpsError, ListenError, LogSpecError } from '../errors';
+import { ConfigError, DuplicateCheckerError, FabricOpsError, ListenError, LogSpecError, messageOf } from '../errors';
 import type { HealthChecker } from '../health/types';
-import { LoggingSystem, type LogFormat } from '../logging/logging-system';
+import { LoggingSystem, type LogFormat, type LogSpecActor } from '../logging/logging-system';
 import { parseLogSpec, type LogSpec } from '../logging/spec';
 import type { Logger } from '../logging/types';
-import { OperationsSystem, type StartOptions } from '../system';
+import { startOperationsSystem, type OperationsSystem, type StartOptions } from '../system';
 import { installServerHook, type StoppableServer } from './server-hook';
 import { ChaincodeServerState } from './server-state';
 import {
@@ -89,8 +89,8 @@ class ChaincodeLogging extends LoggingSystem {
     this.listener = listener;
   }
 
-  override setSpec(spec: string): ReturnType<LoggingSystem['setSpec']> {
-    const change = super.setSpec(spec);
+  override setSpec(spec: string, actor?: LogSpecActor): ReturnType<LoggingSystem['setSpec']> {
+    const change = super.setSpec(spec, actor);
     this.listener?.(parseLogSpec(change.current));
     return change;
   }
@@ -119,7 +119,7 @@ function reportStartError(error: unknown): void {
     lines = [
       `${error.message}; the chaincode's operations server needs an address of its own: set CORE_OPERATIONS_LISTENADDRESS (default ${chaincodeListenAddress})`,
     ];
-  } else lines = [error instanceof Error ? error.message : String(error)];
+  } else lines = [messageOf(error)];
   for (const line of lines) process.stderr.write(`fabric-ops: ${line}\n`);
   process.exit(1);
 }
@@ -194,7 +194,7 @@ export function enableChaincodeOperations(options: ChaincodeOperationsOptions = 
     if (chaincodeLogger.isEnabled('warn')) chaincodeLogger.warn(configChoice.warning);
     else (options.logStream ?? process.stderr).write(`fabric-ops: warning: ${configChoice.warning}\n`);
   }
-  const ready = OperationsSystem.start({
+  const ready = startOperationsSystem({
     ...startOptions,
     ...(configChoice.configFile === undefined ? {} : { configFile: configChoice.configFile }),
     env: configChoice.env,
@@ -259,7 +259,7 @@ export function enableChaincodeOperations(options: ChaincodeOperationsOptions = 
         process.exit(0);
       },
       (error: unknown) => {
-        process.stderr.write(`fabric-ops: error while stopping: ${error instanceof Error ? error.message : String(error)}\n`);
+        process.stderr.write(`fabric-ops: error while stopping: ${messageOf(error)}\n`);
         process.exit(1);
       },
     );

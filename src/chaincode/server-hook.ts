@@ -1,6 +1,7 @@
 import type { Logger } from '../logging/types';
 import type { ChaincodeServerState } from './server-state';
 import type { ChaincodeMessage, PeerStream, ShimChaincode, ShimModule, ShimServer, ShimServerClass, ShimServerOptions } from './shim-types';
+import { messageOf } from '../errors';
 
 /** ChaincodeMessage.Type values of Fabric's chaincode_shim.proto (wire protocol constants). */
 const messageType = { REGISTERED: 2, READY: 4 } as const;
@@ -29,7 +30,7 @@ function describeStreamEnd(event: 'end' | 'cancelled' | 'error' | 'close', error
     case 'cancelled':
       return 'cancelled: the connection to the peer was lost';
     case 'error':
-      return `stream error: ${error instanceof Error ? error.message : String(error)}`;
+      return `stream error: ${messageOf(error)}`;
     default:
       return 'closed';
   }

@@ -1,6 +1,7 @@
-import { performance } from 'node:perf_hooks';
 import type { CheckResult } from '../health/types';
 import type { RunningTransaction } from './transactions';
+import { messageOf } from '../errors';
+import { monotonicClock, type Clock } from '../time';
 
 export interface ChaincodeHealthSettings {
   /** A peer must have connected and registered within this time of the server listening (and of a stream opening). */
@@ -41,48 +42,48 @@ export class ChaincodeServerState {
 
   constructor(
     readonly settings: ChaincodeHealthSettings,
-    private readonly now: () => number = () => performance.now(),
+    private readonly clock: Clock = monotonicClock,
   ) {}
 
   serverStarting(address: string): ServerRecord {
-    const record: ServerRecord = { address, state: 'starting', since: this.now() };
+    const record: ServerRecord = { address, state: 'starting', since: this.clock.now() };
     this.servers.push(record);
     return record;
   }
 
   serverListening(record: ServerRecord): void {
     record.state = 'listening';
-    record.since = this.now();
+    record.since = this.clock.now();
   }
 
   serverFailed(record: ServerRecord, error: unknown): void {
     record.state = 'failed';
-    record.since = this.now();
-    record.error = error instanceof Error ? error.message : String(error);
+    record.since = this.clock.now();
+    record.error = messageOf(error);
   }
 
   serverStopped(record: ServerRecord): void {
     record.state = 'stopped';
-    record.since = this.now();
+    record.since = this.clock.now();
   }
 
   streamOpened(peer: string): StreamRecord {
-    const record: StreamRecord = { peer, connectedAt: this.now() };
+    const record: StreamRecord = { peer, connectedAt: this.clock.now() };
     this.open.add(record);
     return record;
   }
 
   streamRegistered(record: StreamRecord): void {
-    record.registeredAt ??= this.now();
+    record.registeredAt ??= this.clock.now();
   }
 
   streamReady(record: StreamRecord): void {
-    record.readyAt ??= this.now();
+    record.readyAt ??= this.clock.now();
   }
 
   streamClosed(record: StreamRecord, reason: string): void {
     if (record.closedAt !== undefined) return;
-    record.closedAt = this.now();
+    record.closedAt = this.clock.now();
     record.closeReason = reason;
     this.open.delete(record);
     this.lastClosed = record;
@@ -116,7 +117,7 @@ export class ChaincodeServerState {
 
   private stuckProblems(oldest: RunningTransaction | undefined): string[] {
     if (oldest === undefined) return [];
-    const age = this.now() - oldest.startedAt;
+    const age = this.clock.now() - oldest.startedAt;
     if (age <= this.settings.stuckTimeoutMs) return [];
     const fn = oldest.contract === '' ? oldest.function : `${oldest.contract}:${oldest.function}`;
     return [
@@ -129,7 +130,7 @@ export class ChaincodeServerState {
     const first = listening[0];
     if (first === undefined) return [];
     const timeout = this.settings.registrationTimeoutMs;
-    const now = this.now();
+    const now = this.clock.now();
     const open = this.openStreams();
     if (open.some((stream) => stream.readyAt !== undefined)) return [];
     const pending = open.at(-1);

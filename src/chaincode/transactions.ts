@@ -1,6 +1,6 @@
-import { performance } from 'node:perf_hooks';
 import type { Counter, Gauge, Histogram, MetricsProvider } from '../metrics/types';
 import type { ContractChaincode, ShimChaincode, ShimResponse, ShimStub } from './shim-types';
+import { monotonicClock, type Clock } from '../time';
 
 /**
  * Transaction metrics of a chaincode, taken where fabric-shim hands every transaction to the
@@ -178,7 +178,7 @@ export class TransactionInstrument {
 
   constructor(
     private readonly names: FunctionNames = new FunctionNames(),
-    private readonly now: () => number = () => performance.now(),
+    private readonly clock: Clock = monotonicClock,
   ) {}
 
   attach(metrics: TransactionMetrics): void {
@@ -210,7 +210,7 @@ export class TransactionInstrument {
     const call = resolveFunction(catalogue, stub.getBufferArgs()[0]?.toString(), this.names);
     const channel = stub.getChannelID();
     const handles = this.handlesFor(channel, call);
-    const transaction: RunningTransaction = { txId: stub.getTxID(), channel, contract: call.contract, function: call.function, startedAt: this.now() };
+    const transaction: RunningTransaction = { txId: stub.getTxID(), channel, contract: call.contract, function: call.function, startedAt: this.clock.now() };
     this.running.add(transaction);
     handles?.inFlight.add(1);
     let response: ShimResponse | undefined;
@@ -240,7 +240,7 @@ export class TransactionInstrument {
           final.done.set(outcome, done);
         }
         done.transactions.add(1);
-        done.duration.observe((this.now() - transaction.startedAt) / 1000);
+        done.duration.observe((this.clock.now() - transaction.startedAt) / 1000);
       }
     }
   }

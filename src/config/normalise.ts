@@ -42,20 +42,37 @@ function isOneOf<T extends string>(allowed: readonly T[], value: string): value 
 
 const quoted = (value: string): string => quoteValue(value);
 
+/** What each section's reader shares: the values read, and where a problem goes. */
+interface Reading {
+  readonly definition: DialectDefinition;
+  readonly keys: DialectDefinition['keys'];
+  readonly values: SettingValues;
+  /** Keys whose value could not be read at all (their problem is reported already). */
+  readonly unreadable: ReadonlySet<string>;
+  /** The key, and the environment variable when the value came from one. */
+  readonly label: (key: string) => string;
+  readonly report: (key: string, message: string) => void;
+  /** The parsed value, or the fallback once the problem is reported. */
+  readonly check: <T>(key: string, parsed: Parsed<T>, fallback: T) => T;
+  /** A file path resolved against the config file's directory ('' stays ''). */
+  readonly absolute: (file: string) => string;
+  readonly absoluteList: (files: readonly string[]) => string[];
+  readonly defaultString: (key: string) => string;
+}
+
 /**
  * Turns one dialect's document plus environment overrides into the NormalisedConfig.
  * Pure: reads no files. Throws ConfigError listing every problem, one line each, each
  * naming the dialect's own key (and the environment variable when the value came from one).
+ * The sections are read in the order their problems are listed.
  */
 export function normaliseConfig(input: NormaliseInput): NormalisedConfig {
   const definition = dialectDefinition(input.dialect);
   const keys = definition.keys;
   const documentName = input.configFile === null ? definition.fileName : `config file ${input.configFile}`;
   const resolved = resolveSettings(definition.schema, input.document, input.env, definition.envPrefix, documentName);
-  const values: SettingValues = resolved.values;
   const problems: string[] = [];
-  const unreadable = new Set(resolved.problems.map((problem) => problem.path));
-
+  const defaults = new Map(schemaLeaves(definition.schema).map((leaf) => [leaf.path, leaf.defaultValue]));
   const label = (key: string): string => {
     const variable = resolved.fromEnvironment.get(key);
     return variable === undefined ? key : `${key} (from ${variable})`;
@@ -63,17 +80,55 @@ export function normaliseConfig(input: NormaliseInput): NormalisedConfig {
   const report = (key: string, message: string): void => {
     problems.push(`${label(key)}: ${message}`);
   };
-  const check = <T>(key: string, parsed: Parsed<T>, fallback: T): T => {
-    if (parsed.ok) return parsed.value;
-    report(key, parsed.problem);
-    return fallback;
-  };
   const absolute = (file: string): string => (file === '' ? '' : path.resolve(input.configDir, file));
-  const absoluteList = (files: readonly string[]): string[] => [...new Set(files.filter((file) => file !== '').map(absolute))];
-  const defaults = new Map(schemaLeaves(definition.schema).map((leaf) => [leaf.path, leaf.defaultValue]));
-  const defaultString = (key: string): string => String(defaults.get(key));
+  const reading: Reading = {
+    definition,
+    keys,
+    values: resolved.values,
+    unreadable: new Set(resolved.problems.map((problem) => problem.path)),
+    label,
+    report,
+    check: <T>(key: string, parsed: Parsed<T>, fallback: T): T => {
+      if (parsed.ok) return parsed.value;
+      report(key, parsed.problem);
+      return fallback;
+    },
+    absolute,
+    absoluteList: (files) => [...new Set(files.filter((file) => file !== '').map(absolute))],
+    defaultString: (key) => String(defaults.get(key)),
+  };
 
-  // Operations server
+  const operations = readOperations(reading);
+  const metrics = readMetrics(reading);
+  // The statsd section is read only when the provider is statsd: otherwise its unreadable values are no problem.
+  const statsdSection = keys.statsdNetwork.slice(0, keys.statsdNetwork.lastIndexOf('.'));
+  const readProblems = resolved.problems.filter(
+    (problem) => metrics.provider === 'statsd' || !(problem.path === statsdSection || problem.path.startsWith(`${statsdSection}.`)),
+  );
+  const { health, containerRuntimeEndpointKey } = readHealth(reading);
+  const organizationCAs = readOrganizationCAs(reading);
+  const kubernetes = readKubernetes(reading);
+
+  const allProblems = [...readProblems.map((problem) => problem.message), ...problems];
+  if (allProblems.length > 0) throw new ConfigError(allProblems);
+
+  const config: NormalisedConfig = {
+    dialect: input.dialect,
+    configFile: input.configFile,
+    operations,
+    organizationCAs,
+    kubernetes,
+    metrics,
+    health,
+    keys: { ...keys, containerRuntimeEndpoint: containerRuntimeEndpointKey },
+  };
+  // Its shape is NormalisedConfig by type; the tests check outputs against NormalisedConfigSchema
+  // (./schema), which a start does not load (zod costs more at start than the rest of config).
+  return config;
+}
+
+/** The operations server: listen address, connection cap, TLS (whose files are required when it is on). */
+function readOperations({ keys, values, unreadable, report, check, absolute, absoluteList }: Reading): NormalisedConfig['operations'] {
   const listen = check<HostPort>(keys.listenAddress, parseHostPort(values.string(keys.listenAddress), 0), { host: '127.0.0.1', port: 0 });
   const maxConnections = check(keys.maxConnections, parseConnectionCount(values.string(keys.maxConnections)), 1024);
   const tlsEnabled = values.boolean(keys.tlsEnabled);
@@ -96,8 +151,11 @@ export function normaliseConfig(input: NormaliseInput): NormalisedConfig {
       );
     }
   }
+  return { listen, tls, maxConnections };
+}
 
-  // Metrics
+/** The metrics provider, and the statsd settings (checked only when the provider is statsd). */
+function readMetrics({ keys, values, report, defaultString }: Reading): NormalisedConfig['metrics'] {
   const providerText = values.string(keys.metricsProvider);
   let provider: MetricsProviderName = 'disabled';
   if (isOneOf(metricsProviders, providerText)) provider = providerText;
@@ -123,12 +181,12 @@ export function normaliseConfig(input: NormaliseInput): NormalisedConfig {
     writeIntervalMs: statsdValue(keys.statsdWriteInterval, parsePositiveDurationMs),
     prefix: ((prefix: string) => (prefix === '' || prefix.endsWith('.') ? prefix : `${prefix}.`))(values.string(keys.statsdPrefix)),
   };
-  const statsdSection = keys.statsdNetwork.slice(0, keys.statsdNetwork.lastIndexOf('.'));
-  const readProblems = resolved.problems.filter(
-    (problem) => statsdChecked || !(problem.path === statsdSection || problem.path.startsWith(`${statsdSection}.`)),
-  );
+  return { provider, statsd };
+}
 
-  // Health
+/** Health: the checkers' timeout and the container runtime (type, endpoint, required conditions, Docker TLS). */
+function readHealth(reading: Reading): { health: NormalisedConfig['health']; containerRuntimeEndpointKey: string } {
+  const { definition, keys, values, unreadable, label, report, check, absolute } = reading;
   const timeoutMs = check(keys.healthTimeout, parsePositiveDurationMs(values.string(keys.healthTimeout)), 2000);
   const requiredConditions: string[] = [];
   const unknownConditions: string[] = [];
@@ -162,15 +220,23 @@ export function normaliseConfig(input: NormaliseInput): NormalisedConfig {
       }
     }
   }
+  return {
+    health: { timeoutMs, containerRuntime: { type: runtime.type, endpoint: runtime.endpoint, requiredConditions, dockerTls } },
+    containerRuntimeEndpointKey: runtime.endpointKey,
+  };
+}
 
-  // Organization CAs (the dedicated-CA rule)
+/** The CAs the node uses for organizations (the dedicated-CA rule): their files, and the MSP's CA folders. */
+function readOrganizationCAs({ definition, values, absolute, absoluteList }: Reading): NormalisedConfig['organizationCAs'] {
   const mspDir = absolute(values.string(definition.mspDirKey));
-  const organizationCAs = {
+  return {
     files: absoluteList(definition.organizationCAFileKeys.flatMap((key) => values.paths(key))),
     dirs: mspDir === '' ? [] : [path.join(mspDir, 'cacerts'), path.join(mspDir, 'tlscacerts')],
   };
+}
 
-  // Kubernetes integration
+/** The Kubernetes integration: Events, and the ConfigMap the logging spec may be read from. */
+function readKubernetes({ keys, values, report, check }: Reading): NormalisedConfig['kubernetes'] {
   const kubernetes = {
     events: {
       enabled: values.boolean(keys.kubernetesEventsEnabled),
@@ -197,32 +263,9 @@ export function normaliseConfig(input: NormaliseInput): NormalisedConfig {
       `${quoted(kubernetes.logspecConfigMap.key)} is not a ConfigMap key (letters, digits, '-', '_' and '.', at most 253 characters)`,
     );
   }
-
-  const allProblems = [...readProblems.map((problem) => problem.message), ...problems];
-  if (allProblems.length > 0) throw new ConfigError(allProblems);
-
-  const config: NormalisedConfig = {
-    dialect: input.dialect,
-    configFile: input.configFile,
-    operations: { listen, tls, maxConnections },
-    organizationCAs,
-    kubernetes,
-    metrics: { provider, statsd },
-    health: {
-      timeoutMs,
-      containerRuntime: { type: runtime.type, endpoint: runtime.endpoint, requiredConditions, dockerTls },
-    },
-    keys: { ...keys, containerRuntimeEndpoint: runtime.endpointKey },
-  };
-  // Its shape is NormalisedConfig by type; the tests check outputs against NormalisedConfigSchema
-  // (./schema), which a start does not load (zod costs more at start than the rest of config).
-  return config;
+  return kubernetes;
 }
 
-/**
- * The delays of a configuration object built by the embedding code (the normaliser's own output
- * always passes): each becomes a Node.js timer, which cannot hold more than 2^31-1 ms.
- */
 export function configDelayProblems(config: NormalisedConfig, options: { tlsPollIntervalMs?: number } = {}): string[] {
   const problems = [timerDelayProblem('health.timeoutMs', config.health.timeoutMs)];
   if (config.metrics.provider === 'statsd') problems.push(timerDelayProblem('metrics.statsd.writeIntervalMs', config.metrics.statsd.writeIntervalMs));

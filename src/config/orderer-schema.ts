@@ -34,7 +34,7 @@ export interface OrdererSettings {
   };
 }
 
-/** Defaults are those of Fabric's sample orderer.yaml (reference-behaviour.md), plus fabric-ops' own keys. */
+/** Defaults are those of Fabric's sample orderer.yaml (sampleconfig/orderer.yaml in hyperledger/fabric), plus fabric-ops' own keys. */
 export const ordererSchema: convict.Schema<OrdererSettings> = {
   Operations: {
     ListenAddress: stringSetting(

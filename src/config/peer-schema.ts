@@ -38,7 +38,7 @@ export interface PeerSettings {
   };
 }
 
-/** Defaults are those of Fabric's sample core.yaml (reference-behaviour.md), plus fabric-ops' own keys. */
+/** Defaults are those of Fabric's sample core.yaml (sampleconfig/core.yaml in hyperledger/fabric), plus fabric-ops' own keys. */
 export const peerSchema: convict.Schema<PeerSettings> = {
   operations: {
     listenAddress: stringSetting(

@@ -42,7 +42,7 @@ export const NormalisedConfigSchema = z.object({
     maxConnections: z.number().int().positive().optional(),
   }),
   /**
-   * CAs the node itself uses for organizations (the dedicated-CA rule, spec 2.2 and 5.6).
+   * CAs the node itself uses for organizations (the dedicated-CA rule: README, TLS, "Dedicated CA").
    * peer: peer.tls.rootcert.file, peer.tls.clientRootCAs.files; orderer: General.TLS.RootCAs,
    * General.TLS.ClientRootCAs. Dirs: <MSP dir>/cacerts and <MSP dir>/tlscacerts (peer.mspConfigPath,
    * General.LocalMSPDir). Absolute paths; a listed file or dir that does not exist is skipped.

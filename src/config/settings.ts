@@ -1,5 +1,6 @@
 import convict from 'convict';
 import { quoteValue } from './values';
+import { messageOf } from '../errors';
 
 /**
  * The dialect-independent machinery behind the convict schemas: leaf declarations, reading
@@ -352,7 +353,7 @@ export function resolveSettings(schema: object, document: unknown, env: Environm
   try {
     config.validate({ allowed: 'warn', output: () => undefined });
   } catch (error) {
-    throw new Error(`internal error: settings read do not match their convict schema: ${(error as Error).message}`, { cause: error });
+    throw new Error(`internal error: settings read do not match their convict schema: ${messageOf(error)}`, { cause: error });
   }
   const properties = config.getProperties();
   const values = new Map<string, SettingValue>();

@@ -137,5 +137,3 @@ export type NormalisedConfig = {
     kubernetesLogspecConfigMapKey: string;
   };
 };
-
-export type ConfigKeyName = keyof NormalisedConfig['keys'];

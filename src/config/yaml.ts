@@ -1,5 +1,5 @@
 import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node, type Pair, type Tags, type YAMLMap } from 'yaml';
-import { ConfigError } from '../errors';
+import { ConfigError, messageOf } from '../errors';
 import { quoteValue } from './values';
 
 /**
@@ -179,7 +179,7 @@ export function parseConfigYaml(text: string, file: string): unknown {
   try {
     doc = parseDocument(text, { version: '1.1', merge: true, uniqueKeys: true, customTags: goYamlV2Tags, lineCounter, prettyErrors: false });
   } catch (error) {
-    throw new ConfigError([`config file ${file}: cannot be read as YAML: ${error instanceof Error ? error.message : String(error)}`]);
+    throw new ConfigError([`config file ${file}: cannot be read as YAML: ${messageOf(error)}`]);
   }
   const positionOf = (offset: number | undefined): Position | undefined => (offset === undefined ? undefined : lineCounter.linePos(offset));
 
@@ -210,7 +210,7 @@ export function parseConfigYaml(text: string, file: string): unknown {
   try {
     js = doc.toJS({ mapAsMap: true, maxAliasCount: maxYamlAliasCount });
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
+    const message = messageOf(error);
     if (/excessive alias count/i.test(message)) {
       throw new ConfigError([`config file ${file}: too many YAML aliases (expanding them goes past the limit of ${maxYamlAliasCount}; an alias bomb?)`]);
     }

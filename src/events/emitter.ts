@@ -1,5 +1,6 @@
 import type { Logger } from '../logging/types';
 import type { OperationsEvent, OperationsEventListener } from './types';
+import { messageOf } from '../errors';
 
 /**
  * Synchronous fan-out to listeners. A listener that throws is logged and skipped: the code that
@@ -29,14 +30,10 @@ export class OperationsEventEmitter {
       try {
         listener(event);
       } catch (error) {
-        this.logger.error(`an operations event listener failed on ${event.type}: ${error instanceof Error ? error.message : String(error)}`, {
+        this.logger.error(`an operations event listener failed on ${event.type}: ${messageOf(error)}`, {
           eventType: event.type,
         });
       }
     }
-  }
-
-  get listenerCount(): number {
-    return this.listeners.size;
   }
 }

@@ -6,6 +6,7 @@ import { parsePositiveDurationMs } from '../config/values';
 import { describeFileError } from '../file-errors';
 import { parseLabelSelector } from './selector';
 import { fleetDialects, type NodeSelector } from './types';
+import { messageOf } from '../errors';
 
 export const fleetUsage = `Usage: fabric-ops fleet COMMAND [options]
 
@@ -218,14 +219,14 @@ async function oneShot(file: string, path: string, err: NodeJS.WritableStream): 
   try {
     config = loadFleetConfig(file);
   } catch (error) {
-    throw new UsageError(`--fleet-config: ${(error as Error).message}`);
+    throw new UsageError(`--fleet-config: ${messageOf(error)}`);
   }
   const logging = new LoggingSystem({ spec: 'warning', stream: err });
   let fleet;
   try {
     fleet = new FleetService({ ...config, minRoundIntervalMs: 0 }, { logger: logging.getLogger('fleet'), metrics: new DisabledProvider() });
   } catch (error) {
-    throw new UsageError(`--fleet-config: ${(error as Error).message}`);
+    throw new UsageError(`--fleet-config: ${messageOf(error)}`);
   }
   switch (path) {
     case '/fleet/healthz': {
@@ -327,7 +328,7 @@ export async function runFleetCommand(argv: string[], env: NodeJS.ProcessEnv, ou
     try {
       answer = await call(conn, method, path, body);
     } catch (error) {
-      err.write(`fabric-ops fleet: cannot reach ${conn.url}: ${(error as Error).message}\n`);
+      err.write(`fabric-ops fleet: cannot reach ${conn.url}: ${messageOf(error)}\n`);
       return 1;
     }
     const json = answer.json as Json | undefined;
@@ -339,7 +340,7 @@ export async function runFleetCommand(argv: string[], env: NodeJS.ProcessEnv, ou
     return answer.status >= 200 && answer.status < 300 ? 0 : 1;
   } catch (error) {
     if (error instanceof UsageError || (error as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS')) {
-      err.write(`fabric-ops fleet: ${(error as Error).message}\nrun fabric-ops fleet --help for usage\n`);
+      err.write(`fabric-ops fleet: ${messageOf(error)}\nrun fabric-ops fleet --help for usage\n`);
       return 2;
     }
     throw error;

@@ -2,10 +2,11 @@ import http from 'node:http';
 import https from 'node:https';
 import type { TLSSocket, SecureContext } from 'node:tls';
 import { createSecureContext } from 'node:tls';
-import type { Scheduler } from '../metrics/scheduler';
+import type { Scheduler } from '../time';
 import { minimumTlsVersion } from '../tls/material';
 import type { GroupMaterial } from './credentials';
 import type { CallFailureReason, FleetNode } from './types';
+import { messageOf } from '../errors';
 
 /** What one call to a node gave: an HTTP answer (any status), or why there was none. */
 export type CallOutcome =
@@ -101,7 +102,7 @@ export class NodeClient {
           req = http.request(url, { method, headers, agent: false });
         }
       } catch (error) {
-        finish({ ok: false, reason: 'unreachable', error: (error as Error).message, latencyMs: elapsed() });
+        finish({ ok: false, reason: 'unreachable', error: messageOf(error), latencyMs: elapsed() });
         return;
       }
       const timer = scheduler.setTimeout(() => {

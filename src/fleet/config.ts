@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { parsePositiveDurationMs } from '../config/values';
-import { ConfigError } from '../errors';
+import { ConfigError, messageOf } from '../errors';
 import { describeFileError } from '../file-errors';
 import { fleetDialects, type FleetNode } from './types';
 
@@ -189,7 +189,7 @@ export function loadFleetConfig(file: string): FleetConfig {
     const yaml = require('yaml') as typeof import('yaml');
     document = yaml.parse(text);
   } catch (error) {
-    throw new ConfigError([`fleet configuration ${source}: not valid YAML: ${error instanceof Error ? error.message : String(error)}`]);
+    throw new ConfigError([`fleet configuration ${source}: not valid YAML: ${messageOf(error)}`]);
   }
   return fleetConfigFrom(document, source);
 }

@@ -1,6 +1,6 @@
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
-import { ConfigError } from '../errors';
+import { ConfigError, messageOf } from '../errors';
 import { describeFileError } from '../file-errors';
 import { certificateBlocks, hasIncompletePemBlock, privateKeyBlockOf } from '../tls/pem';
 import type { GroupTlsFiles } from './config';
@@ -49,7 +49,7 @@ export function readGroupMaterial(group: string, files: GroupTlsFiles): GroupMat
         new X509Certificate(pem);
         ca.push(pem);
       } catch (error) {
-        problems.push(`${prefix}.caFiles: ${file} holds a certificate that does not parse (${(error as Error).message})`);
+        problems.push(`${prefix}.caFiles: ${file} holds a certificate that does not parse (${messageOf(error)})`);
       }
     }
   }
@@ -67,7 +67,7 @@ export function readGroupMaterial(group: string, files: GroupTlsFiles): GroupMat
           certificate = new X509Certificate(pems[0] as string);
           cert = pems.join('\n');
         } catch (error) {
-          problems.push(`${prefix}.certFile: ${files.certFile} is not a valid X.509 certificate (${(error as Error).message})`);
+          problems.push(`${prefix}.certFile: ${files.certFile} is not a valid X.509 certificate (${messageOf(error)})`);
         }
       }
     }
@@ -82,7 +82,7 @@ export function readGroupMaterial(group: string, files: GroupTlsFiles): GroupMat
             problems.push(`${prefix}.keyFile: ${files.keyFile} is not the key of ${files.certFile}`);
           }
         } catch (error) {
-          problems.push(`${prefix}.keyFile: ${files.keyFile} holds a private key that cannot be parsed (${(error as Error).message})`);
+          problems.push(`${prefix}.keyFile: ${files.keyFile} holds a private key that cannot be parsed (${messageOf(error)})`);
         }
       }
     }

@@ -1,5 +1,6 @@
 import type { CallOutcome } from './client';
 import type { FailedCheck, FleetNode, NodeHealth } from './types';
+import { systemClock, type Clock } from '../time';
 
 export interface FleetHealthReport {
   status: 'OK' | 'Service Unavailable';
@@ -66,7 +67,7 @@ export class Coalescer<T> {
   constructor(
     private readonly round: () => Promise<T>,
     private readonly reuseMs = 0,
-    private readonly now: () => number = Date.now,
+    private readonly clock: Clock = systemClock,
   ) {}
 
   /** The next run starts a new round (after a write, say): the last answer no longer holds. */
@@ -77,10 +78,10 @@ export class Coalescer<T> {
 
   run(): Promise<T> {
     if (this.running !== null) return this.running;
-    if (this.last !== null && this.now() - this.last.endedAt < this.reuseMs) return Promise.resolve(this.last.value);
+    if (this.last !== null && this.clock.now() - this.last.endedAt < this.reuseMs) return Promise.resolve(this.last.value);
     const generation = this.generation;
     const running = this.round().then((value) => {
-      if (generation === this.generation) this.last = { value, endedAt: this.now() };
+      if (generation === this.generation) this.last = { value, endedAt: this.clock.now() };
       return value;
     });
     this.running = running.finally(() => {

@@ -19,7 +19,7 @@ export interface FleetExtensionOptions extends FleetServiceOptions {
 }
 
 /**
- * For OperationsSystem.start({ extensions: [fleetExtension(config)] }): checks that the server
+ * For startOperationsSystem({ extensions: [fleetExtension(config)] }): checks that the server
  * can serve fleet mode (TLS, client CAs; ConfigError otherwise), reads every group's credentials,
  * loads the pending put-backs, and mounts /fleet.
  */

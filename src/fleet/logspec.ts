@@ -1,8 +1,8 @@
-import { FabricOpsError, LogSpecError } from '../errors';
+import { FabricOpsError, LogSpecError, messageOf } from '../errors';
 import { formatLogSpec, parseLogSpec } from '../logging/spec';
 import type { Logger } from '../logging/types';
 import { backoffDelay, type BackoffPolicy } from '../metrics/statsd/backoff';
-import type { Cancellable, Scheduler } from '../metrics/scheduler';
+import type { Cancellable, Scheduler } from '../time';
 import type { Counter } from '../metrics/types';
 import { errorText, type CallOutcome, type NodeClient } from './client';
 import { maxTtlMs } from './config';
@@ -12,7 +12,9 @@ import { matches, select } from './selector';
 import type { FleetEvent, FleetNode, NodeLogSpecChange, NodePutBack, NodeSelector } from './types';
 
 /** A fleet logspec request that cannot be carried out as given (400); no node was touched. */
-export class FleetRequestError extends FabricOpsError {}
+export class FleetRequestError extends FabricOpsError {
+  override readonly code = 'FABRIC_OPS_FLEET_REQUEST';
+}
 
 export interface SetLogSpecRequest {
   spec: string;
@@ -225,7 +227,7 @@ export class FleetLogSpec {
       else if (result !== 'rollback_failed') this.restoreEntry(node.name, priorEntries.get(node.name));
     }
     if (dueAt !== null || readable.some(({ node }) => priorEntries.get(node.name) !== undefined)) {
-      await this.persist().catch((error: unknown) => logger.error((error as Error).message));
+      await this.persist().catch((error: unknown) => logger.error(messageOf(error)));
     }
 
     const nodes = targets.map((node) => results.get(node.name) as NodeLogSpecChange);
@@ -253,7 +255,7 @@ export class FleetLogSpec {
         return node !== undefined && matches(selector, node);
       });
       const results = await mapBounded(entries, this.options.concurrency, (entry) => this.putBack(entry));
-      await this.persist().catch((error: unknown) => this.options.logger.error((error as Error).message));
+      await this.persist().catch((error: unknown) => this.options.logger.error(messageOf(error)));
       this.report('cancel', actor, results);
       return results;
     });
@@ -301,7 +303,7 @@ export class FleetLogSpec {
         void this.serial(async () => {
           if (this.pending.get(entry.node) !== entry) return;
           const result = await this.putBack(entry);
-          await this.persist().catch((error: unknown) => this.options.logger.error((error as Error).message));
+          await this.persist().catch((error: unknown) => this.options.logger.error(messageOf(error)));
           this.report('ttl', `ttl of ${entry.actor}`, [result]);
         });
       }, delay),

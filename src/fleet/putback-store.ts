@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { open, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { ConfigError, FabricOpsError } from '../errors';
+import { ConfigError, FabricOpsError, messageOf } from '../errors';
 import { describeFileError } from '../file-errors';
 
 /** A node to put back to `previous` when `dueAt` comes, if it still has one of `specs` (ours). */
@@ -22,7 +22,9 @@ const FileSchema = z.object({
 });
 
 /** The pending put-backs could not be written: the change they protect is not made. */
-export class PutBackPersistError extends FabricOpsError {}
+export class PutBackPersistError extends FabricOpsError {
+  override readonly code = 'FABRIC_OPS_PUT_BACK_PERSIST';
+}
 
 /**
  * Pending put-backs in `<directory>/fleet-putbacks.json`, written atomically (temporary file,
@@ -53,7 +55,7 @@ export class PutBackStore {
     try {
       parsed = FileSchema.safeParse(JSON.parse(text));
     } catch (error) {
-      throw new ConfigError([`stateDirectory: ${this.file} is not JSON (${(error as Error).message}); move it away to start without its put-backs`]);
+      throw new ConfigError([`stateDirectory: ${this.file} is not JSON (${messageOf(error)}); move it away to start without its put-backs`]);
     }
     if (!parsed.success) throw new ConfigError([`stateDirectory: ${this.file} is not a put-back file: ${parsed.error.issues[0]?.message ?? 'invalid'}`]);
     return parsed.data.pending;

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { parsePositiveDurationMs } from '../config/values';
 import type { SetLogSpecRequest } from './logspec';
 import { fleetDialects, type NodeSelector } from './types';
+import { messageOf } from '../errors';
 
 /** The bodies of PUT and DELETE /fleet/logspec; every problem names the field. Pure. */
 
@@ -39,7 +40,7 @@ function json(text: string, expected: string): Parsed<unknown> {
   try {
     return { ok: true, value: JSON.parse(text) as unknown };
   } catch (error) {
-    return { ok: false, problem: `request body is not valid JSON: ${(error as Error).message.slice(0, 120)}` };
+    return { ok: false, problem: `request body is not valid JSON: ${messageOf(error).slice(0, 120)}` };
   }
 }
 

@@ -1,6 +1,6 @@
 import type { NormalisedConfig } from '../config/types';
 import type { Logger } from '../logging/types';
-import { realScheduler, type Cancellable, type Scheduler } from '../metrics/scheduler';
+import { realScheduler, type Cancellable, type Scheduler } from '../time';
 import type { MetricsProvider } from '../metrics/types';
 import { NodeClient } from './client';
 import type { FleetConfig } from './config';
@@ -12,6 +12,7 @@ import { mapBounded } from './pool';
 import { PutBackStore, type PendingPutBack } from './putback-store';
 import type { FleetEvent, FleetEventListener, FleetNode, NodePutBack, NodeSelector } from './types';
 import { groupVersions, type FleetVersionReport } from './versions';
+import { messageOf } from '../errors';
 
 /** What the fleet uses of OperationsSystem (its public API, as the Kubernetes integration does). */
 export interface FleetHost {
@@ -82,11 +83,10 @@ export class FleetService {
       material: (group) => this.material(group),
       onPeerCertificate: (node, notAfter) => this.metrics.recordCertificate(node, notAfter),
     });
-    const now = (): number => this.scheduler.now();
-    this.healthRound = new Coalescer(() => this.checkHealth(), config.minRoundIntervalMs, now);
-    this.versionRound = new Coalescer(() => this.readVersions(), config.minRoundIntervalMs, now);
+    this.healthRound = new Coalescer(() => this.checkHealth(), config.minRoundIntervalMs, this.scheduler);
+    this.versionRound = new Coalescer(() => this.readVersions(), config.minRoundIntervalMs, this.scheduler);
     // Reads of every node's spec are shared and reused like health rounds; any write or put-back invalidates them.
-    this.logSpecRound = new Coalescer(() => this.logSpec.read(), config.minRoundIntervalMs, now);
+    this.logSpecRound = new Coalescer(() => this.logSpec.read(), config.minRoundIntervalMs, this.scheduler);
     this.logSpec = new FleetLogSpec({
       nodes: config.nodes,
       client: this.client,
@@ -106,8 +106,8 @@ export class FleetService {
     this.logSpec.start();
     if (this.config.pollIntervalMs > 0) {
       const round = (): void => {
-        void this.health().catch((error: unknown) => this.logger.error(`fleet health round failed: ${(error as Error).message}`));
-        void this.versions().catch((error: unknown) => this.logger.error(`fleet version round failed: ${(error as Error).message}`));
+        void this.health().catch((error: unknown) => this.logger.error(`fleet health round failed: ${messageOf(error)}`));
+        void this.versions().catch((error: unknown) => this.logger.error(`fleet version round failed: ${messageOf(error)}`));
       };
       round();
       this.poll = this.scheduler.setInterval(round, this.config.pollIntervalMs);
@@ -138,7 +138,7 @@ export class FleetService {
       if (known !== undefined) this.logger.info(`fleet group ${group}: client credentials reloaded`);
       return material;
     } catch (error) {
-      this.logger.warn(`fleet group ${group}: changed credentials not used, keeping the previous ones: ${(error as Error).message}`);
+      this.logger.warn(`fleet group ${group}: changed credentials not used, keeping the previous ones: ${messageOf(error)}`);
       if (known !== undefined) this.materials.set(group, { fingerprint, material: known.material });
       return known?.material ?? null;
     }
@@ -187,7 +187,7 @@ export class FleetService {
       try {
         listener(event);
       } catch (error) {
-        this.logger.error(`a fleet event listener failed on ${event.type}: ${(error as Error).message}`);
+        this.logger.error(`a fleet event listener failed on ${event.type}: ${messageOf(error)}`);
       }
     }
   }

@@ -3,6 +3,8 @@
  * (`failed to ping to Docker daemon: timed out after 2s`).
  */
 
+import { FabricOpsError, messageOf } from '../errors';
+
 /** Go-style duration text for whole milliseconds: 2s, 1.5s, 250ms, 1m30s. */
 export function formatDuration(ms: number): string {
   if (ms < 1000) return `${ms}ms`;
@@ -14,27 +16,27 @@ export function formatDuration(ms: number): string {
 }
 
 /** The checker's own timeout passed. */
-export class CheckTimeoutError extends Error {
+export class CheckTimeoutError extends FabricOpsError {
+  override readonly code = 'FABRIC_OPS_CHECK_TIMEOUT';
   readonly timeoutMs: number;
   constructor(timeoutMs: number) {
     super(`timed out after ${formatDuration(timeoutMs)}`);
-    this.name = 'CheckTimeoutError';
     this.timeoutMs = timeoutMs;
   }
 }
 
 /** Every caller waiting for the run went away (client disconnects), so the run stops. */
-export class CheckCancelledError extends Error {
+export class CheckCancelledError extends FabricOpsError {
+  override readonly code = 'FABRIC_OPS_CHECK_CANCELLED';
   constructor() {
     super('check cancelled: nobody is waiting for the answer any more');
-    this.name = 'CheckCancelledError';
   }
 }
 
 /** Text for why a signal aborted, whatever the abort reason was. */
 export function describeAbort(signal: AbortSignal): string {
   const reason: unknown = signal.reason;
-  if (reason instanceof Error) return reason.message;
+  if (reason instanceof Error) return messageOf(reason);
   if (typeof reason === 'string' && reason !== '') return reason;
   return 'aborted';
 }

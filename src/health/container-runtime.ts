@@ -7,6 +7,7 @@ import type { CriChecker } from './cri-checker';
 import { DockerChecker } from './docker-checker';
 import { defaultCriSockets, defaultDockerSocket, formatRuntimeEndpoint, parseRuntimeEndpoint, type RuntimeEndpoint } from './endpoint';
 import type { HealthChecker } from './types';
+import { messageOf } from '../errors';
 
 export type ContainerRuntimeConfig = NormalisedConfig['health']['containerRuntime'];
 
@@ -72,7 +73,7 @@ async function detect(config: ContainerRuntimeConfig, logger: Logger, probeTimeo
     });
     return dockerResult(docker);
   } catch (error) {
-    dockerFailure = (error as Error).message;
+    dockerFailure = messageOf(error);
   }
 
   const cri = newCri(config, endpoint, logger);
@@ -86,7 +87,7 @@ async function detect(config: ContainerRuntimeConfig, logger: Logger, probeTimeo
     });
     return criResult(cri);
   } catch (error) {
-    criFailure = (error as Error).message;
+    criFailure = messageOf(error);
   }
 
   const guess = guessKind(endpoint);
@@ -138,7 +139,7 @@ async function logDockerVersion(docker: DockerChecker, logger: Logger, probeTime
       apiVersion: version.apiVersion,
     });
   } catch (error) {
-    logger.warn(`the Docker daemon at ${where} does not answer at start: ${(error as Error).message}; the docker health check fails until it does`, {
+    logger.warn(`the Docker daemon at ${where} does not answer at start: ${messageOf(error)}; the docker health check fails until it does`, {
       endpoint: where,
     });
   }
@@ -149,7 +150,7 @@ async function logCriVersion(cri: CriChecker, logger: Logger, probeTimeoutMs: nu
   try {
     await withProbeSignal(probeTimeoutMs, (signal) => cri.logVersion(signal));
   } catch (error) {
-    logger.warn(`the CRI runtime at ${where} does not answer at start: ${(error as Error).message}; the cri health check fails until it does`, {
+    logger.warn(`the CRI runtime at ${where} does not answer at start: ${messageOf(error)}; the cri health check fails until it does`, {
       endpoint: where,
     });
   }

@@ -2,6 +2,7 @@ import { statSync } from 'node:fs';
 import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
+import { FabricOpsError, messageOf } from '../errors';
 import type { Logger } from '../logging/types';
 import { describeAbort } from './abort-reasons';
 import { formatRuntimeEndpoint, grpcTarget, type RuntimeEndpoint } from './endpoint';
@@ -54,11 +55,13 @@ function runtimeServiceMethods(): RuntimeServiceMethods {
 }
 
 /** A failed call to the runtime, with a cause a person understands. */
-export class CriRequestError extends Error {
-  readonly code: grpc.status | null;
-  constructor(message: string, code: grpc.status | null) {
+export class CriRequestError extends FabricOpsError {
+  override readonly code = 'FABRIC_OPS_CRI_REQUEST';
+  /** The gRPC status of the failed call, or null when the call did not get that far. */
+  readonly grpcStatus: grpc.status | null;
+  constructor(message: string, grpcStatus: grpc.status | null) {
     super(message);
-    this.code = code;
+    this.grpcStatus = grpcStatus;
   }
 }
 
@@ -101,7 +104,7 @@ export class CriChecker implements HealthChecker {
       const problems = conditionProblems(conditions, this.requiredConditions);
       return problems.length === 0 ? { ok: true } : { ok: false, reason: problems.join('; ') };
     } catch (error) {
-      return { ok: false, reason: `failed to get the CRI runtime status from ${formatRuntimeEndpoint(this.endpoint)}: ${(error as Error).message}` };
+      return { ok: false, reason: `failed to get the CRI runtime status from ${formatRuntimeEndpoint(this.endpoint)}: ${messageOf(error)}` };
     }
   }
 

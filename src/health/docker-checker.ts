@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
-import { TlsMaterialError } from '../errors';
+import { FabricOpsError, TlsMaterialError, messageOf } from '../errors';
 import { describeAbort } from './abort-reasons';
 import { formatRuntimeEndpoint, type RuntimeEndpoint } from './endpoint';
 import { describeRefusedSocket, excerpt } from './quote';
@@ -29,7 +29,9 @@ export interface DockerVersion {
 }
 
 /** What went wrong talking to the daemon, in words a person understands. */
-export class DockerRequestError extends Error {}
+export class DockerRequestError extends FabricOpsError {
+  override readonly code = 'FABRIC_OPS_DOCKER_REQUEST';
+}
 
 const maxBodyBytes = 64 * 1024;
 
@@ -58,7 +60,7 @@ export class DockerChecker implements HealthChecker {
       await this.ping(signal);
       return { ok: true };
     } catch (error) {
-      return { ok: false, reason: `failed to ping to Docker daemon: ${(error as Error).message}` };
+      return { ok: false, reason: `failed to ping to Docker daemon: ${messageOf(error)}` };
     }
   }
 

@@ -1,10 +1,11 @@
 import { performance } from 'node:perf_hooks';
-import { DuplicateCheckerError, InvalidCheckerNameError } from '../errors';
+import { DuplicateCheckerError, InvalidCheckerNameError, messageOf } from '../errors';
 import type { OperationsEvent } from '../events/types';
 import type { Logger, LoggerFactory } from '../logging/types';
 import type { Gauge, Histogram } from '../metrics/types';
 import { CheckCancelledError, CheckTimeoutError } from './abort-reasons';
-import { systemClock, type CheckResult, type Clock, type FailedCheck, type HealthChecker, type HealthReport } from './types';
+import { systemClock, type Clock } from '../time';
+import { type CheckResult, type FailedCheck, type HealthChecker, type HealthReport } from './types';
 
 /** Fed after every completed check, labels `{component}`: seconds taken, and 1 (ok) or 0 (failing). */
 export interface HealthMetrics {
@@ -161,11 +162,11 @@ export class HealthService {
       })
       .catch((error: unknown): HealthReport => {
         if (this.inFlight === run) this.inFlight = undefined;
-        const reason = `health service error: ${errorText(error)}`;
+        const reason = `health service error: ${messageOf(error)}`;
         this.logger.error(reason);
         return {
           status: 'Service Unavailable',
-          time: systemClock.now().toISOString(),
+          time: new Date(this.clock.now()).toISOString(),
           failed_checks: run.components.map((component) => ({ component, reason })),
         };
       });
@@ -220,7 +221,7 @@ export class HealthService {
           finish({ kind: 'done', result: settledResult, seconds: elapsedSeconds() });
         },
         (error: unknown) => {
-          const reason = timedOut() ? timeout.message : `checker failed: ${errorText(error)}`;
+          const reason = timedOut() ? timeout.message : `checker failed: ${messageOf(error)}`;
           finish({ kind: 'done', result: { ok: false, reason }, seconds: elapsedSeconds() });
         },
       );
@@ -233,7 +234,7 @@ export class HealthService {
         this.metrics.duration.with({ component }).observe(seconds);
         this.metrics.status.with({ component }).set(result.ok ? 1 : 0);
       } catch (error) {
-        this.logger.error(`cannot record health metrics for ${component}: ${errorText(error)}`, { component });
+        this.logger.error(`cannot record health metrics for ${component}: ${messageOf(error)}`, { component });
       }
     }
     if (!this.checkers.has(component)) return; // unregistered while it ran
@@ -260,7 +261,7 @@ export class HealthService {
       if (!result.ok) failed.push({ component, reason: result.reason });
     }
     failed.sort((a, b) => compareNames(a.component, b.component));
-    const time = this.clock.now().toISOString();
+    const time = new Date(this.clock.now()).toISOString();
     return failed.length === 0 ? { status: 'OK', time } : { status: 'Service Unavailable', time, failed_checks: failed };
   }
 
@@ -286,9 +287,4 @@ function interpretAnswer(value: unknown): CheckResult {
     }
   }
   return { ok: false, reason: 'checker failed: it answered something other than {ok: true} or {ok: false, reason}' };
-}
-
-function errorText(error: unknown): string {
-  if (error instanceof Error) return error.message || error.name;
-  return String(error);
 }

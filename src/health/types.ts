@@ -19,9 +19,3 @@ export interface HealthReport {
   time: string;
   failed_checks?: FailedCheck[];
 }
-
-export interface Clock {
-  now(): Date;
-}
-
-export const systemClock: Clock = { now: () => new Date() };

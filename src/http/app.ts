@@ -10,8 +10,6 @@ import { requireClientCertificate } from './middleware/client-auth';
 import { requestId } from './middleware/request-id';
 import { seconds, type HttpLimits } from './limits';
 
-export { maxBodyBytes, responseTimeoutMs } from './limits';
-
 export interface AppOptions {
   tlsEnabled: boolean;
   logger: Logger;

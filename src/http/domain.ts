@@ -1,16 +1,12 @@
 import type { HealthReport } from '../health/types';
 import type { ScrapeEndpoint } from '../metrics/types';
+import type { VersionDocument } from '../version';
 
 /** Who asked: what the HTTP layer knows about the client, for audit logs. */
 export interface RequestActor {
   remoteAddress: string;
   /** Subject of the verified client certificate, when TLS is on and one was presented. */
   certificateSubject?: string;
-}
-
-export interface VersionDocument {
-  CommitSHA: string;
-  Version: string;
 }
 
 /** Everything the HTTP layer calls. It parses requests, calls these, maps results to status codes. */

@@ -5,11 +5,10 @@ import type { Duplex } from 'node:stream';
 import type { SecureContextOptions, TLSSocket } from 'node:tls';
 import type { HostPort } from '../config/types';
 import { ListenError } from '../errors';
+import { formatClientSubject } from '../tls/subject';
 import { rawErrorResponse, requestIdFor, sendBareError } from './errors';
 import { seconds, type HttpLimits } from './limits';
 import { ReportLimiter } from './report-limiter';
-
-export { keepAliveTimeoutMs, readTimeoutMs } from './limits';
 
 export interface ServerTls {
   context: SecureContextOptions;
@@ -220,6 +219,28 @@ export async function startServer(
   events: ServerEvents,
   limits: ServerLimits,
 ): Promise<ListeningServer> {
+  const server = createNodeServer(tls, limits);
+  capConnections(server, limits, events);
+  const inFlight = serveInOrder(server, withBareAnswers(app, events), limits, events);
+  if (tls) reportRefusedClientCertificates(server, tls, events);
+  await listenOn(server, listen);
+
+  const bound = server.address() as AddressInfo;
+  const address: HostPort = { host: bound.address, port: bound.port };
+  const url = `${tls ? 'https' : 'http'}://${formatHostPort(bound.address, bound.port)}`;
+
+  return {
+    url,
+    address,
+    setSecureContext(context: SecureContextOptions): void {
+      (server as https.Server).setSecureContext(context);
+    },
+    close: (graceMs: number) => closeGracefully(server, inFlight, graceMs),
+  };
+}
+
+/** Node's server with Go's timeouts: read (headers and request), keep-alive, and the TLS handshake. */
+function createNodeServer(tls: ServerTls | null, limits: ServerLimits): http.Server | https.Server {
   // Node enforces the read timeouts when it sweeps its connections; sweep every second (more often
   // under shorter limits), not every 30 s. requireHostHeader off: the Host checks below answer with a JSON body.
   const options = { connectionsCheckingInterval: Math.min(1000, Math.ceil(limits.readTimeoutMs / 4)), requireHostHeader: false };
@@ -236,7 +257,10 @@ export async function startServer(
   server.headersTimeout = limits.readTimeoutMs;
   server.requestTimeout = limits.readTimeoutMs;
   server.keepAliveTimeout = limits.keepAliveTimeoutMs;
+  return server;
+}
 
+function capConnections(server: http.Server | https.Server, limits: ServerLimits, events: ServerEvents): void {
   // The connection cap is kept here rather than by Node's maxConnections, which refuses the
   // newcomer: one client holding every slot with connections that send nothing would then shut
   // out every probe. When all slots are taken, the oldest connection with no request in progress
@@ -276,7 +300,13 @@ export async function startServer(
       accepted.delete(raw);
     });
   });
+}
 
+/**
+ * Serves each connection's requests one at a time, in order (see Connection), and answers the
+ * requests Node's parser refuses. Returns what lists the responses in progress, for close().
+ */
+function serveInOrder(server: http.Server | https.Server, handle: Handler, limits: ServerLimits, events: ServerEvents): () => ServerResponse[] {
   const connections = new Set<TrackedSocket>();
   const connectionOf = (socket: TrackedSocket): Connection => {
     let connection = socket[connectionState];
@@ -349,29 +379,6 @@ export async function startServer(
     closeInsteadOfDraining(req, res, limits.drainLimitBytes);
     run(req, res);
   };
-
-  const handle: Handler = (req, res) => {
-    const problem = hostProblem(req);
-    if (problem !== null) {
-      sendBareError(res, 400, problem, requestIdFor(req.headers['x-request-id']));
-      events.onBareAnswer(400);
-      return;
-    }
-    const transferEncoding = req.headers['transfer-encoding'];
-    if (transferEncoding !== undefined && transferEncoding.trim().toLowerCase() !== 'chunked') {
-      // Go's server answers 501 to any transfer coding but chunked alone (Node's parser has
-      // already taken the chunked framing off; what is left would be a gzip or other stream).
-      sendBareError(
-        res,
-        501,
-        `Transfer-Encoding ${JSON.stringify(transferEncoding.slice(0, 40))} is not supported; only chunked is`,
-        requestIdFor(req.headers['x-request-id']),
-      );
-      events.onBareAnswer(501);
-      return;
-    }
-    app(req, res);
-  };
   const inFlight = (): ServerResponse[] => {
     const responses: ServerResponse[] = [];
     for (const socket of connections) {
@@ -419,45 +426,73 @@ export async function startServer(
     }
     if (answerOnSocket(socket, answer.status, answer.message)) events.onBareAnswer(answer.status);
   });
+  return inFlight;
+}
 
-  if (tls) {
-    const refusals = new ReportLimiter(refusalReportsPerWindow, refusalReportWindowMs);
-    const refused = (details: { remoteAddress: string; reason: string; subject: string }): void => {
-      const allowed = refusals.take(Date.now());
-      if (allowed !== null) events.onRefusedClientCertificate({ ...details, suppressed: allowed.suppressed });
-    };
-    // A client that presents a certificate that does not verify is refused on every path,
-    // as Go's VerifyClientCertIfGiven does, even when client auth is optional.
-    server.on('secureConnection', (socket: TLSSocket) => {
-      if (socket.authorized) return;
-      const presented = socket.getPeerCertificate();
-      if (!presented || Object.keys(presented).length === 0) return;
-      refused({
-        remoteAddress: socket.remoteAddress ?? 'unknown',
-        reason: String(socket.authorizationError ?? 'not verified'),
-        subject: Object.entries(presented.subject ?? {})
-          .map(([k, v]) => `${k}=${String(v)}`)
-          .join(','),
-      });
-      socket.destroy();
-    });
-    if (tls.clientAuthRequired) {
-      // Here the handshake itself refuses: OpenSSL when no certificate comes, Node (before
-      // 'secureConnection', and without the certificate) when it does not verify. Other
-      // handshake failures (timeouts, resets, versions) are not about the client's certificate.
-      server.on('tlsClientError', (err: NodeJS.ErrnoException, socket: TLSSocket) => {
-        const reason = err.code === 'ERR_SSL_PEER_DID_NOT_RETURN_A_CERTIFICATE' ? 'no client certificate presented' : (socket.authorizationError ?? null);
-        if (reason === null) return;
-        const raw = (socket as TLSSocket & { _parent?: PeerSocket | null })._parent;
-        refused({
-          remoteAddress: socket.remoteAddress ?? raw?.[peerAddress] ?? 'unknown',
-          reason: String(reason),
-          subject: 'unknown (refused during the handshake)',
-        });
-      });
+/** What Go's server answers itself, before the application sees the request: a bad Host, a transfer coding but chunked. */
+function withBareAnswers(app: RequestListener, events: ServerEvents): Handler {
+  return (req, res) => {
+    const problem = hostProblem(req);
+    if (problem !== null) {
+      sendBareError(res, 400, problem, requestIdFor(req.headers['x-request-id']));
+      events.onBareAnswer(400);
+      return;
     }
-  }
+    const transferEncoding = req.headers['transfer-encoding'];
+    if (transferEncoding !== undefined && transferEncoding.trim().toLowerCase() !== 'chunked') {
+      // Go's server answers 501 to any transfer coding but chunked alone (Node's parser has
+      // already taken the chunked framing off; what is left would be a gzip or other stream).
+      sendBareError(
+        res,
+        501,
+        `Transfer-Encoding ${JSON.stringify(transferEncoding.slice(0, 40))} is not supported; only chunked is`,
+        requestIdFor(req.headers['x-request-id']),
+      );
+      events.onBareAnswer(501);
+      return;
+    }
+    app(req, res);
+  };
+}
 
+function reportRefusedClientCertificates(server: http.Server | https.Server, tls: ServerTls, events: ServerEvents): void {
+  const refusals = new ReportLimiter(refusalReportsPerWindow, refusalReportWindowMs);
+  const refused = (details: { remoteAddress: string; reason: string; subject: string }): void => {
+    const allowed = refusals.take(Date.now());
+    if (allowed !== null) events.onRefusedClientCertificate({ ...details, suppressed: allowed.suppressed });
+  };
+  // A client that presents a certificate that does not verify is refused on every path,
+  // as Go's VerifyClientCertIfGiven does, even when client auth is optional.
+  server.on('secureConnection', (socket: TLSSocket) => {
+    if (socket.authorized) return;
+    const presented = socket.getPeerCertificate();
+    if (!presented || Object.keys(presented).length === 0) return;
+    refused({
+      remoteAddress: socket.remoteAddress ?? 'unknown',
+      reason: String(socket.authorizationError ?? 'not verified'),
+      subject: formatClientSubject(presented),
+    });
+    socket.destroy();
+  });
+  if (tls.clientAuthRequired) {
+    // Here the handshake itself refuses: OpenSSL when no certificate comes, Node (before
+    // 'secureConnection', and without the certificate) when it does not verify. Other
+    // handshake failures (timeouts, resets, versions) are not about the client's certificate.
+    server.on('tlsClientError', (err: NodeJS.ErrnoException, socket: TLSSocket) => {
+      const reason = err.code === 'ERR_SSL_PEER_DID_NOT_RETURN_A_CERTIFICATE' ? 'no client certificate presented' : (socket.authorizationError ?? null);
+      if (reason === null) return;
+      const raw = (socket as TLSSocket & { _parent?: PeerSocket | null })._parent;
+      refused({
+        remoteAddress: socket.remoteAddress ?? raw?.[peerAddress] ?? 'unknown',
+        reason: String(reason),
+        subject: 'unknown (refused during the handshake)',
+      });
+    });
+  }
+}
+
+/** Binds the address; a failure is a ListenError naming it and why. */
+async function listenOn(server: http.Server | https.Server, listen: HostPort): Promise<void> {
   const wanted = formatHostPort(listen.host === '' ? '0.0.0.0' : listen.host, listen.port);
   await new Promise<void>((resolve, reject) => {
     const onError = (err: NodeJS.ErrnoException): void => reject(new ListenError(wanted, describeListenError(wanted, err)));
@@ -469,41 +504,34 @@ export async function startServer(
     if (listen.host === '') server.listen(listen.port, ready);
     else server.listen(listen.port, listen.host, ready);
   });
+}
 
-  const bound = server.address() as AddressInfo;
-  const address: HostPort = { host: bound.address, port: bound.port };
-  const url = `${tls ? 'https' : 'http'}://${formatHostPort(bound.address, bound.port)}`;
-
-  return {
-    url,
-    address,
-    setSecureContext(context: SecureContextOptions): void {
-      (server as https.Server).setSecureContext(context);
-    },
-    async close(graceMs: number): Promise<void> {
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
-      const deadline = new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref());
-      const drained = new Promise<void>((resolve) => {
-        const check = (): void => {
-          if (inFlight().length === 0) resolve();
-          else setTimeout(check, 25).unref();
-        };
-        check();
-      });
-      await Promise.race([drained, deadline]);
-      // server.close() stopped Node's read-timeout sweep: a request still uploading gets its 408 here.
-      const answered: Array<Promise<void>> = [];
-      for (const res of inFlight()) {
-        const { req } = res;
-        if (res.headersSent || req.socket.destroyed) continue;
-        answered.push(new Promise((resolve) => res.once('close', () => resolve())));
-        if (req.complete) sendBareError(res, 503, 'the server is stopping and could not finish this request in time');
-        else sendBareError(res, 408, 'the server is stopping and the request body did not arrive in time');
-      }
-      if (answered.length > 0) await Promise.race([Promise.all(answered), new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
-      server.closeAllConnections();
-      await closed;
-    },
-  };
+/**
+ * Stops accepting, lets the requests in progress finish for at most graceMs, then answers those
+ * still unanswered (503, or 408 while the body is still arriving) and closes every connection.
+ */
+async function closeGracefully(server: http.Server | https.Server, inFlight: () => ServerResponse[], graceMs: number): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  const deadline = new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref());
+  const drained = new Promise<void>((resolve) => {
+    const check = (): void => {
+      if (inFlight().length === 0) resolve();
+      else setTimeout(check, 25).unref();
+    };
+    check();
+  });
+  await Promise.race([drained, deadline]);
+  // server.close() stopped Node's read-timeout sweep: a request still uploading gets its 408 here.
+  const answered: Array<Promise<void>> = [];
+  for (const res of inFlight()) {
+    const { req } = res;
+    if (res.headersSent || req.socket.destroyed) continue;
+    answered.push(new Promise((resolve) => res.once('close', () => resolve())));
+    if (req.complete) sendBareError(res, 503, 'the server is stopping and could not finish this request in time');
+    else sendBareError(res, 408, 'the server is stopping and the request body did not arrive in time');
+  }
+  if (answered.length > 0) await Promise.race([Promise.all(answered), new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
+  server.closeAllConnections();
+  await closed;
 }

@@ -44,8 +44,3 @@ export const bunyanLevels: Readonly<Record<LogLevel, number>> = {
   panic: 56,
   fatal: 60,
 };
-
-/** True when an entry at `entryLevel` passes a logger whose threshold is `threshold`. */
-export function levelPasses(entryLevel: LogLevel, threshold: LogLevel): boolean {
-  return bunyanLevels[entryLevel] >= bunyanLevels[threshold];
-}

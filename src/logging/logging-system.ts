@@ -4,6 +4,7 @@ import { bunyanLevels } from './levels';
 import { formatLogSpec, levelFor, parseLogSpec, type LogSpec } from './spec';
 import { formatTextEntry } from './text-format';
 import type { LogFields, LogLevel, Logger, LoggerFactory } from './types';
+import { systemClock, type Clock } from '../time';
 
 /** `json`: bunyan JSON lines. `text`: one readable line per entry (see text-format.ts). */
 export type LogFormat = 'json' | 'text';
@@ -15,7 +16,25 @@ export type LogFormat = 'json' | 'text';
 export interface LoggingObserver {
   checked(level: LogLevel): void;
   written(level: LogLevel): void;
+  /**
+   * A spec parsed and is about to be activated (the operations system logs, counts and reports
+   * it here, so that every setSpec is audited); what this returns runs once the spec is active.
+   */
+  specChanging?(change: SpecChange & { actor: LogSpecActor }): (() => void) | undefined;
+  /** A spec that does not parse was refused; nothing changed. */
+  specRefused?(refusal: { spec: string; reason: string; actor: LogSpecActor }): void;
 }
+
+/** Who changes the logging spec: `name` as events show it, `fields` logged with the change. */
+export interface LogSpecActor {
+  name: string;
+  fields: LogFields;
+  /** A remote request (PUT /logspec): its client gets the refusal in the answer, so no event reports it. */
+  remote?: boolean;
+}
+
+/** A call of the library (`setSpec(spec)` without an actor). */
+export const localActor: LogSpecActor = { name: 'local', fields: { caller: 'local' } };
 
 export interface LoggingSystemOptions {
   /** Initial logging specification (Fabric grammar). Default `info`. */
@@ -26,8 +45,8 @@ export interface LoggingSystemOptions {
   stream?: NodeJS.WritableStream;
   /** Colour the text format's prefix. Default: only when `stream` is a TTY. */
   colour?: boolean;
-  /** Clock for entry times. Default `new Date()`. */
-  now?: () => Date;
+  /** The wall clock that entries are dated by; default Date.now. */
+  clock?: Clock;
 }
 
 export interface SpecChange {
@@ -46,7 +65,7 @@ const renamedKeyPrefix = 'field.';
 interface Shared {
   observer: LoggingObserver | null;
   readonly format: LogFormat;
-  readonly now: () => Date;
+  readonly clock: Clock;
 }
 
 class SystemLogger implements Logger {
@@ -117,7 +136,7 @@ class SystemLogger implements Logger {
   }
 
   private recordFields(level: LogLevel, fields: LogFields | undefined): LogFields {
-    const record: LogFields = { levelName: level, time: this.shared.now() };
+    const record: LogFields = { levelName: level, time: new Date(this.shared.clock.now()) };
     if (fields === undefined) return record;
     const json = this.shared.format === 'json';
     for (const key of Object.keys(fields)) {
@@ -144,7 +163,7 @@ export class LoggingSystem implements LoggerFactory {
     this.spec = parseLogSpec(options.spec ?? 'info');
     const format = options.format ?? 'text';
     const stream = options.stream ?? process.stderr;
-    this.shared = { observer: null, format, now: options.now ?? (() => new Date()) };
+    this.shared = { observer: null, format, clock: options.clock ?? systemClock };
     if (format === 'json') {
       this.bunyanStream = { type: 'stream', stream, level: bunyanLevels.payload };
     } else {
@@ -186,17 +205,26 @@ export class LoggingSystem implements LoggerFactory {
   }
 
   /**
-   * Activates `spec` for every logger, existing and future. A spec that does not parse
-   * throws LogSpecError and changes nothing.
+   * Activates `spec` for every logger, existing and future, and tells the observer (which audits
+   * it: log line, metric, `logspec.changed`). A spec that does not parse throws LogSpecError and
+   * changes nothing. `actor` names who asked; default `local`.
    */
-  setSpec(spec: string): SpecChange {
-    const next = parseLogSpec(spec);
-    const previous = this.getSpec();
+  setSpec(spec: string, actor: LogSpecActor = localActor): SpecChange {
+    let next: LogSpec;
+    try {
+      next = parseLogSpec(spec);
+    } catch (error) {
+      if (error instanceof LogSpecError) this.shared.observer?.specRefused?.({ spec, reason: error.message, actor });
+      throw error;
+    }
+    const change = { previous: this.getSpec(), current: formatLogSpec(next) };
+    const afterwards = this.shared.observer?.specChanging?.({ ...change, actor });
     this.spec = next;
     for (const logger of this.loggers.values()) {
       logger.threshold = bunyanLevels[levelFor(next, logger.name)];
     }
-    return { previous, current: this.getSpec() };
+    afterwards?.();
+    return change;
   }
 
   setObserver(observer: LoggingObserver | null): void {

@@ -55,7 +55,7 @@ function issues(issuer: X509Certificate, subject: X509Certificate): boolean {
 }
 
 /**
- * The organization CAs (spec 2.2 and 5.6) that the server certificate chains to: its issuer
+ * The organization CAs (the dedicated-CA rule: README, TLS) that the server certificate chains to: its issuer
  * and every CA above it, through intermediates found among the same CAs or in the server
  * certificate file's own chain. Missing or unreadable files and directories are skipped.
  */

@@ -1,7 +1,7 @@
 import { X509Certificate, createPrivateKey, type KeyObject } from 'node:crypto';
 import { DEFAULT_CIPHERS, type SecureContextOptions } from 'node:tls';
 import type { NormalisedConfig, TlsConfig } from '../config/types';
-import { ConfigError } from '../errors';
+import { ConfigError, messageOf } from '../errors';
 import { certificateBlocks, hasIncompletePemBlock, privateKeyBlockOf } from './pem';
 import { trustAnchors } from './anchors';
 import { subjectNameLength } from './der';
@@ -50,10 +50,6 @@ export function secureContextOptions(material: TlsMaterial): SecureContextOption
   };
 }
 
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
 /** Reads one file for buildTlsMaterial: from the disk (readPemFileSync) or from bytes read already. */
 export type ReadFile = (path: string) => FileRead;
 
@@ -94,7 +90,7 @@ class ProblemList {
         certificates.push(new X509Certificate(pem));
       } catch (error) {
         const which = pems.length > 1 ? `certificate ${index + 1} of ${pems.length} in ${path}` : path;
-        return this.add(`${key}: ${which} is not a valid X.509 certificate (${errorMessage(error)})`);
+        return this.add(`${key}: ${which} is not a valid X.509 certificate (${messageOf(error)})`);
       }
     }
     return { pems, certificates };
@@ -117,7 +113,7 @@ class ProblemList {
     try {
       return { pem, privateKey: createPrivateKey(pem) };
     } catch (error) {
-      return this.add(`${key}: ${path} holds a private key that cannot be parsed (${errorMessage(error)})`);
+      return this.add(`${key}: ${path} holds a private key that cannot be parsed (${messageOf(error)})`);
     }
   }
 }

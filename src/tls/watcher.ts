@@ -1,14 +1,16 @@
 import { createHash } from 'node:crypto';
 import type { TlsConfig } from '../config/types';
-import { ConfigError } from '../errors';
+import { ConfigError, messageOf } from '../errors';
 import type { Logger } from '../logging/types';
 import type { Counter } from '../metrics/types';
 import { type ConfigKeys, type ReadFile, type TlsMaterial, buildTlsMaterial, sameTlsMaterial } from './material';
 import { type CertificateSummary, summarisePem } from './pem';
 import { type FileRead, fileIdentity, readPemFile } from './files';
+import { systemClock, type Clock } from '../time';
 
+/** An error nobody expected here (a bug, not bad material): its class named too, as a stack's first line does. */
 function describeError(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  return error instanceof Error ? `${error.name}: ${messageOf(error)}` : messageOf(error);
 }
 
 export interface TlsMaterialWatcherOptions {
@@ -33,8 +35,8 @@ export interface TlsMaterialWatcherOptions {
    * buildTlsMaterial (tests inject failures here).
    */
   build?: (tls: TlsConfig, keys: ConfigKeys, read: ReadFile, now: number) => TlsMaterial;
-  /** The wall clock (ms since the epoch) that certificate validity is judged by; default Date.now. */
-  now?: () => number;
+  /** The wall clock that certificate validity is judged by; default Date.now. */
+  clock?: Clock;
 }
 
 /**
@@ -67,14 +69,14 @@ export class TlsMaterialWatcher {
   private readonly lastReads = new Map<string, { identity: string; read: FileRead }>();
   private refused = false;
   private readonly build: (tls: TlsConfig, keys: ConfigKeys, read: ReadFile, now: number) => TlsMaterial;
-  private readonly now: () => number;
+  private readonly clock: Clock;
 
   constructor(options: TlsMaterialWatcherOptions) {
     this.options = options;
     this.intervalMs = options.intervalMs ?? 1000;
     this.current = options.current;
     this.build = options.build ?? buildTlsMaterial;
-    this.now = options.now ?? Date.now;
+    this.clock = options.clock ?? systemClock;
   }
 
   start(): void {
@@ -117,7 +119,7 @@ export class TlsMaterialWatcher {
     const reads = await this.readFiles();
     if (this.stopped) return;
     const digest = digestOf(reads);
-    const now = this.now();
+    const now = this.clock.now();
     // An intermediate client CA entering or leaving its validity window changes the trust
     // anchors (anchors.ts) without any file changing.
     const trustDue = this.current.trustChangesAt !== null && now >= this.current.trustChangesAt;
@@ -147,7 +149,7 @@ export class TlsMaterialWatcher {
       this.options.onChange(material);
     } catch (error) {
       this.refused = true;
-      this.reportFailure(`new TLS material refused: ${error instanceof Error ? error.message : String(error)}`);
+      this.reportFailure(`new TLS material refused: ${messageOf(error)}`);
       return;
     }
     const previous = this.current;

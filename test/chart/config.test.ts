@@ -1,7 +1,8 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { loadConfig, type NormalisedConfig } from '../../src/config';
+import { loadConfig } from '../../src/config/load';
+import type { NormalisedConfig } from '../../src/config/types';
 import { ConfigError } from '../../src/errors';
 import { at, find, render, repoRoot, type K8sObject, type RenderOptions } from './helm';
 

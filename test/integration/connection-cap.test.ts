@@ -1,5 +1,5 @@
 import net from 'node:net';
-import { OperationsSystem } from '../../src/system';
+import { startOperationsSystem, type OperationsSystem } from '../../src/system';
 import { testConfig } from '../support/config';
 import { LogCapture } from '../support/log-capture';
 import { createTestPki, type TestPki } from '../support/pki';
@@ -50,7 +50,7 @@ const cap = 64;
 describe('a full connection cap does not shut out probes (plain HTTP)', () => {
   let system: OperationsSystem;
   beforeAll(async () => {
-    system = await OperationsSystem.start({
+    system = await startOperationsSystem({
       config: testConfig({ operations: { maxConnections: cap }, metrics: { provider: 'prometheus' } }),
       env: {},
       logStream: new LogCapture(),
@@ -82,7 +82,7 @@ describe('a full connection cap does not shut out probes (plain HTTP)', () => {
   });
 
   it('an idle keep-alive connection makes room for a new one when the cap is full', async () => {
-    const small = await OperationsSystem.start({ config: testConfig({ operations: { maxConnections: 2 } }), env: {}, logStream: new LogCapture() });
+    const small = await startOperationsSystem({ config: testConfig({ operations: { maxConnections: 2 } }), env: {}, logStream: new LogCapture() });
     try {
       const { port } = small.address;
       const idle = [0, 1].map(() => rawExchange(port, { send: 'GET /version HTTP/1.1\r\nHost: localhost\r\n\r\n', giveUpMs: 8000 }));
@@ -105,7 +105,7 @@ describe('a full connection cap does not shut out probes (TLS)', () => {
   let system: OperationsSystem;
   beforeAll(async () => {
     pki = await createTestPki();
-    system = await OperationsSystem.start({
+    system = await startOperationsSystem({
       config: testConfig({
         operations: {
           maxConnections: cap,

@@ -1,5 +1,7 @@
 import packageJson from '../../package.json';
-import { OperationsSystem } from '../../src/system';
+import { LogSpecError } from '../../src/errors';
+import type { OperationsEvent } from '../../src/events';
+import { startOperationsSystem, type OperationsSystem } from '../../src/system';
 import type { HealthChecker } from '../../src/health/types';
 import { testConfig } from '../support/config';
 import { request } from '../support/http';
@@ -14,7 +16,7 @@ describe('operations endpoints over plain HTTP (TLS off)', () => {
 
   beforeAll(async () => {
     logs = new LogCapture();
-    system = await OperationsSystem.start({ config: testConfig({ metrics: { provider: 'prometheus' } }), env: jsonEnv, logStream: logs });
+    system = await startOperationsSystem({ config: testConfig({ metrics: { provider: 'prometheus' } }), env: jsonEnv, logStream: logs });
     url = system.url;
   });
   afterAll(async () => system.stop());
@@ -101,6 +103,32 @@ describe('operations endpoints over plain HTTP (TLS off)', () => {
       expect((put.json as { error: string }).error).toMatch(/larger than 16384 bytes/);
     });
 
+    it('a change through ops.logging.setSpec is audited as setLogSpec is (log line, metric, logspec.changed), both naming the actor local', async () => {
+      const changes = async (): Promise<number> => {
+        const line = (await request(`${url}/metrics`)).body.split('\n').find((l) => /^logging_spec_changes(_total)?(\{\})? /.test(l));
+        if (line === undefined) throw new Error('no logging_spec_changes sample in /metrics');
+        return Number(line.split(' ').at(-1));
+      };
+      const events: OperationsEvent[] = [];
+      const unsubscribe = system.onEvent((event) => events.push(event));
+      const before = await changes();
+      system.logging.setSpec('debug');
+      system.setLogSpec('warning');
+      expect(() => system.logging.setSpec('a*=info')).toThrow(LogSpecError);
+      unsubscribe();
+      expect(await changes()).toBe(before + 2);
+      expect(events).toEqual([
+        { type: 'logspec.changed', previous: 'info', current: 'debug', actor: 'local' },
+        { type: 'logspec.changed', previous: 'debug', current: 'warn', actor: 'local' },
+        { type: 'logspec.refused', spec: 'a*=info', reason: "invalid logging specification 'a*=info': bad logger name 'a*'", actor: 'local', active: 'warn' },
+      ]);
+      const logged = logs.records().filter((r) => typeof r.msg === 'string' && r.msg.startsWith('logging specification changed from'));
+      expect(logged.slice(-2)).toEqual([
+        expect.objectContaining({ previous: 'info', current: 'debug', caller: 'local' }),
+        expect.objectContaining({ previous: 'debug', current: 'warn', caller: 'local' }),
+      ]);
+    });
+
     it('logs every change at info with the old and the new spec', async () => {
       await request(`${url}/logspec`, { method: 'PUT', body: '{"spec":"error"}' });
       const record = logs.records().find((r) => r.msg === "logging specification changed from 'info' to 'error'");
@@ -185,7 +213,7 @@ describe('operations endpoints over plain HTTP (TLS off)', () => {
 
 describe('/metrics when the provider is not prometheus', () => {
   it('answers 404', async () => {
-    const system = await OperationsSystem.start({ config: testConfig(), env: {}, logStream: new LogCapture() });
+    const system = await startOperationsSystem({ config: testConfig(), env: {}, logStream: new LogCapture() });
     try {
       expect((await request(`${system.url}/metrics`)).status).toBe(404);
     } finally {

@@ -11,7 +11,7 @@ import { Writable } from 'node:stream';
 import { promisify } from 'node:util';
 import { parse } from 'yaml';
 import { fleetConfigFrom, fleetExtension } from '../../src/fleet';
-import { OperationsSystem } from '../../src/system';
+import { startOperationsSystem, type OperationsSystem } from '../../src/system';
 import { testConfig } from '../support/config';
 import { request } from '../support/http';
 import { createTestPki, type TestPki } from '../support/pki';
@@ -65,7 +65,7 @@ describe('against a running fleet', () => {
   beforeAll(async () => {
     pki = await createTestPki();
     const tls = { enabled: true, certFile: pki.server.cert, keyFile: pki.server.key, clientRootCAFiles: [pki.clientCA.cert] };
-    node = await OperationsSystem.start({ config: testConfig({ operations: { tls } }), logStream: quiet() });
+    node = await startOperationsSystem({ config: testConfig({ operations: { tls } }), logStream: quiet() });
     stateDir = await mkdtemp(path.join(tmpdir(), 'fabric-ops-fleet-alerts-'));
     const config = fleetConfigFrom(
       {
@@ -77,7 +77,7 @@ describe('against a running fleet', () => {
       },
       path.join(stateDir, 'fleet.yaml'),
     );
-    fleet = await OperationsSystem.start({
+    fleet = await startOperationsSystem({
       config: testConfig({ operations: { tls }, metrics: { provider: 'prometheus' } }),
       logStream: quiet(),
       extensions: [fleetExtension(config)],

@@ -9,7 +9,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
-import { OperationsSystem } from '../../src/system';
+import { startOperationsSystem, type OperationsSystem } from '../../src/system';
 import { cliPath, requireBuiltCli, runCli, type CliRun } from '../support/cli';
 import { testConfig } from '../support/config';
 import { createTestPki, type TestPki } from '../support/pki';
@@ -49,7 +49,7 @@ beforeAll(async () => {
   requireBuiltCli();
   pki = await createTestPki();
   fabric = await FabricNodes.start('3.0.0', { orgs: 1, peersPerOrg: 1, orderers: 0 });
-  opsNode = await OperationsSystem.start({
+  opsNode = await startOperationsSystem({
     config: testConfig({ operations: { tls: { enabled: true, certFile: pki.server.cert, keyFile: pki.server.key, clientRootCAFiles: [pki.clientCA.cert] } } }),
     logStream: new Writable({ write: (_c, _e, done) => done() }),
   });

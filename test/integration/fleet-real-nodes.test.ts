@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { fleetConfigFrom, fleetExtension, type FleetConfig, type FleetEvent, type FleetService } from '../../src/fleet';
-import { OperationsSystem } from '../../src/system';
+import { startOperationsSystem, type OperationsSystem } from '../../src/system';
 import { testConfig } from '../support/config';
 import { request, type HttpAnswer } from '../support/http';
 import { createTestPki, type KeyPair, type TestPki } from '../support/pki';
@@ -29,7 +29,7 @@ let reader: KeyPair;
 const events: FleetEvent[] = [];
 
 async function startOpsNode(): Promise<OperationsSystem> {
-  return OperationsSystem.start({
+  return startOperationsSystem({
     config: testConfig({
       operations: { tls: { enabled: true, certFile: pki.server.cert, keyFile: pki.server.key, clientRootCAFiles: [pki.clientCA.cert] } },
     }),
@@ -42,7 +42,7 @@ function devNull(): NodeJS.WritableStream {
 }
 
 async function startFleet(): Promise<OperationsSystem> {
-  const system = await OperationsSystem.start({
+  const system = await startOperationsSystem({
     config: testConfig({
       operations: { tls: { enabled: true, certFile: pki.server.cert, keyFile: pki.server.key, clientRootCAFiles: [pki.clientCA.cert] } },
       metrics: { provider: 'prometheus' },
@@ -191,7 +191,7 @@ describe('fleet security', () => {
   });
 
   test('fleet mode refuses to start without TLS on the server, naming the key', async () => {
-    await expect(OperationsSystem.start({ config: testConfig(), logStream: devNull(), extensions: [fleetExtension(fleetConfig)] })).rejects.toThrow(
+    await expect(startOperationsSystem({ config: testConfig(), logStream: devNull(), extensions: [fleetExtension(fleetConfig)] })).rejects.toThrow(
       /fleet mode needs TLS .*peer\.operations\.tls\.enabled|operations\.tls\.enabled/,
     );
   });

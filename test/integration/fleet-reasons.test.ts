@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { fleetConfigFrom, fleetExtension } from '../../src/fleet';
-import { OperationsSystem } from '../../src/system';
+import { startOperationsSystem, type OperationsSystem } from '../../src/system';
 import { testConfig } from '../support/config';
 import { request, type HttpAnswer } from '../support/http';
 import { createTestPki, type TestPki } from '../support/pki';
@@ -105,7 +105,7 @@ beforeAll(async () => {
     },
     path.join(stateDir, 'fleet.yaml'),
   );
-  fleet = await OperationsSystem.start({
+  fleet = await startOperationsSystem({
     config: testConfig({ operations: { tls: { enabled: true, certFile: pki.server.cert, keyFile: pki.server.key, clientRootCAFiles: [pki.clientCA.cert] } } }),
     logStream: devNull(),
     extensions: [fleetExtension(config)],

@@ -1,4 +1,4 @@
-import { OperationsSystem } from '../../src/system';
+import { startOperationsSystem, type OperationsSystem } from '../../src/system';
 import { testConfig } from '../support/config';
 import { request } from '../support/http';
 import { LogCapture } from '../support/log-capture';
@@ -18,7 +18,7 @@ function fanOutSpec(loggers: number): string {
 describe('HTTP bounds (plain HTTP)', () => {
   let system: OperationsSystem;
   beforeAll(async () => {
-    system = await OperationsSystem.start({ config: testConfig(), env: {}, logStream: new LogCapture() });
+    system = await startOperationsSystem({ config: testConfig(), env: {}, logStream: new LogCapture() });
   });
   afterAll(async () => system.stop());
   beforeEach(() => system.setLogSpec('info'));
@@ -120,7 +120,7 @@ describe('HTTP bounds (TLS)', () => {
   let tls: RawOptions['tls'];
   beforeAll(async () => {
     pki = await createTestPki();
-    system = await OperationsSystem.start({
+    system = await startOperationsSystem({
       config: testConfig({
         operations: {
           tls: { enabled: true, certFile: pki.server.cert, keyFile: pki.server.key, clientAuthRequired: false, clientRootCAFiles: [pki.clientCA.cert] },

@@ -1,5 +1,5 @@
 import net from 'node:net';
-import { OperationsSystem } from '../../src/system';
+import { startOperationsSystem, type OperationsSystem } from '../../src/system';
 import { testConfig } from '../support/config';
 import { LogCapture } from '../support/log-capture';
 import { parseResponses, rawExchange } from '../support/raw-http';
@@ -46,7 +46,7 @@ async function probe(port: number): Promise<number | undefined> {
 describe('pipelining is bounded', () => {
   let system: OperationsSystem;
   beforeAll(async () => {
-    system = await OperationsSystem.start({
+    system = await startOperationsSystem({
       config: testConfig({ metrics: { provider: 'prometheus' } }),
       env: {},
       logStream: new LogCapture(),
@@ -114,7 +114,7 @@ describe('pipelining is bounded', () => {
 describe('a client that does not read is dropped', () => {
   let system: OperationsSystem;
   beforeAll(async () => {
-    system = await OperationsSystem.start({
+    system = await startOperationsSystem({
       config: testConfig({ metrics: { provider: 'prometheus' } }),
       env: {},
       logStream: new LogCapture(),
@@ -144,7 +144,7 @@ describe('a client that does not read is dropped', () => {
 describe('pipelining within the bound loses nothing', () => {
   let system: OperationsSystem;
   beforeAll(async () => {
-    system = await OperationsSystem.start({
+    system = await startOperationsSystem({
       config: testConfig({ metrics: { provider: 'prometheus' } }),
       env: {},
       logStream: new LogCapture(),

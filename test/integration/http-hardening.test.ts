@@ -1,7 +1,7 @@
 import dgram from 'node:dgram';
 import net from 'node:net';
 import { gzipSync } from 'node:zlib';
-import { OperationsSystem } from '../../src/system';
+import { startOperationsSystem, type OperationsSystem } from '../../src/system';
 import { testConfig } from '../support/config';
 import { request } from '../support/http';
 import { LogCapture } from '../support/log-capture';
@@ -42,7 +42,7 @@ describe('HTTP hardening (plain HTTP)', () => {
   beforeAll(async () => {
     logs = new LogCapture();
     // A short read limit (injected) so the slow-headers scenario does not wait out the real 10 s.
-    system = await OperationsSystem.start({
+    system = await startOperationsSystem({
       config: testConfig({ metrics: { provider: 'prometheus' } }),
       env: {},
       logStream: logs,
@@ -226,7 +226,7 @@ function busyConnection(port: number): net.Socket {
 
 describe('defect 3: the connection cap', () => {
   it('refuses connections over operations.maxConnections, each with a request in progress, at once and counts them (Prometheus)', async () => {
-    const system = await OperationsSystem.start({
+    const system = await startOperationsSystem({
       config: testConfig({ operations: { maxConnections: 3 }, metrics: { provider: 'prometheus' } }),
       env: {},
       logStream: new LogCapture(),
@@ -260,7 +260,7 @@ describe('defect 3: the connection cap', () => {
     const lines: string[] = [];
     daemon.on('message', (message) => lines.push(...message.toString().split('\n')));
     await new Promise<void>((resolve) => daemon.bind(udpPort, '127.0.0.1', resolve));
-    const system = await OperationsSystem.start({
+    const system = await startOperationsSystem({
       config: testConfig({
         operations: { maxConnections: 1 },
         metrics: { provider: 'statsd', statsd: { network: 'udp', address: { host: '127.0.0.1', port: udpPort }, writeIntervalMs: 100, prefix: '' } },
@@ -289,7 +289,7 @@ describe('defect 3: TLS handshakes are bounded by the handshake limit (injected:
   let silent: Promise<Array<{ closedAfterMs: number; gaveUp: boolean }>>;
   beforeAll(async () => {
     pki = await createTestPki();
-    system = await OperationsSystem.start({
+    system = await startOperationsSystem({
       config: testConfig({
         operations: {
           tls: { enabled: true, certFile: pki.server.cert, keyFile: pki.server.key, clientAuthRequired: false, clientRootCAFiles: [pki.clientCA.cert] },
@@ -329,7 +329,7 @@ describe('defect 3: TLS handshakes are bounded by the handshake limit (injected:
 
 describe('stop (SIGTERM) with a request still uploading', () => {
   it('answers it 408 at the grace deadline instead of cutting it', async () => {
-    const system = await OperationsSystem.start({ config: testConfig(), env: {}, logStream: new LogCapture() });
+    const system = await startOperationsSystem({ config: testConfig(), env: {}, logStream: new LogCapture() });
     const uploading = rawExchange(system.address.port, {
       send: 'PUT /logspec HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100\r\n\r\n{"spec":',
       giveUpMs: 15_000,

@@ -1,4 +1,4 @@
-import { OperationsSystem } from '../../src/system';
+import { startOperationsSystem, type OperationsSystem } from '../../src/system';
 import { testConfig } from '../support/config';
 import { LogCapture } from '../support/log-capture';
 import { createTestPki, type TestPki } from '../support/pki';
@@ -49,7 +49,7 @@ async function expectOnlyTheFirstAnswered(system: OperationsSystem, first: strin
 describe('a request pipelined after an answer that closes the connection is not run (plain HTTP)', () => {
   let system: OperationsSystem;
   beforeAll(async () => {
-    system = await OperationsSystem.start({ config: testConfig(), env: {}, logStream: new LogCapture() });
+    system = await startOperationsSystem({ config: testConfig(), env: {}, logStream: new LogCapture() });
   });
   afterAll(async () => system.stop());
   beforeEach(() => system.setLogSpec('info'));
@@ -87,7 +87,7 @@ describe('a request pipelined after an answer that closes the connection is not 
   let withCertificate: RawOptions['tls'];
   beforeAll(async () => {
     pki = await createTestPki();
-    system = await OperationsSystem.start({
+    system = await startOperationsSystem({
       config: testConfig({
         operations: {
           tls: { enabled: true, certFile: pki.server.cert, keyFile: pki.server.key, clientAuthRequired: false, clientRootCAFiles: [pki.clientCA.cert] },

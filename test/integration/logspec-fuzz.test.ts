@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { gzipSync } from 'node:zlib';
-import { OperationsSystem } from '../../src/system';
+import { startOperationsSystem, type OperationsSystem } from '../../src/system';
 import { testConfig } from '../support/config';
 import { LogCapture } from '../support/log-capture';
 import { seededRandom } from '../support/random';
@@ -181,7 +181,7 @@ describe(`PUT /logspec fuzzed with ${cases} bodies (seed ${seed.toString(16)})`,
   let system: OperationsSystem;
   let agent: http.Agent;
   beforeAll(async () => {
-    system = await OperationsSystem.start({ config: testConfig(), env: {}, logStream: new LogCapture() });
+    system = await startOperationsSystem({ config: testConfig(), env: {}, logStream: new LogCapture() });
     agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   });
   afterAll(async () => {

@@ -1,6 +1,6 @@
 import net from 'node:net';
 import type { CheckResult } from '../../src/health/types';
-import { OperationsSystem } from '../../src/system';
+import { startOperationsSystem, type OperationsSystem } from '../../src/system';
 import { testConfig } from '../support/config';
 import { LogCapture } from '../support/log-capture';
 import { rawExchange } from '../support/raw-http';
@@ -28,7 +28,7 @@ describe('server limits: a slow or idle client cannot hold the server', () => {
   let system: OperationsSystem;
   let never: () => void = () => undefined;
   beforeAll(async () => {
-    system = await OperationsSystem.start({
+    system = await startOperationsSystem({
       config: testConfig({ health: { timeoutMs: 60_000 } }),
       env: {},
       logStream: new LogCapture(),
@@ -70,7 +70,7 @@ describe('server limits: a slow or idle client cannot hold the server', () => {
 
 describe('server limits: the body limit is injectable too', () => {
   it('a body over an injected maxBodyBytes is refused with 413 naming that limit', async () => {
-    const system = await OperationsSystem.start({ config: testConfig(), env: {}, logStream: new LogCapture(), httpLimits: { maxBodyBytes: 10 } });
+    const system = await startOperationsSystem({ config: testConfig(), env: {}, logStream: new LogCapture(), httpLimits: { maxBodyBytes: 10 } });
     try {
       const exchange = await rawExchange(system.address.port, {
         send: 'PUT /logspec HTTP/1.1\r\nHost: localhost\r\nContent-Length: 16\r\n\r\n{"spec":"debug"}',
@@ -85,7 +85,7 @@ describe('server limits: the body limit is injectable too', () => {
   });
 
   it('a limit that is not a whole positive number is refused at start, naming it', async () => {
-    await expect(OperationsSystem.start({ config: testConfig(), env: {}, logStream: new LogCapture(), httpLimits: { readTimeoutMs: 0 } })).rejects.toThrow(
+    await expect(startOperationsSystem({ config: testConfig(), env: {}, logStream: new LogCapture(), httpLimits: { readTimeoutMs: 0 } })).rejects.toThrow(
       /httpLimits\.readTimeoutMs must be a whole number from 1 to 2147483647; got 0/,
     );
   });

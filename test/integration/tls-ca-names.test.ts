@@ -1,7 +1,7 @@
 import { copyFile, mkdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ConfigError } from '../../src/errors';
-import { OperationsSystem } from '../../src/system';
+import { startOperationsSystem, type OperationsSystem } from '../../src/system';
 import { maxClientCaNamesBytes } from '../../src/tls/material';
 import { testConfig } from '../support/config';
 import { request } from '../support/http';
@@ -51,7 +51,7 @@ describe.each([false, true])('the client CA file holds the client CA 2,500 times
   let system: OperationsSystem;
   beforeAll(async () => {
     const dir = await freshDir('same-ca-2500', pki.clientCA.certPem.repeat(2500));
-    system = await OperationsSystem.start({ config: config(dir, clientAuthRequired), logStream: new LogCapture() });
+    system = await startOperationsSystem({ config: config(dir, clientAuthRequired), logStream: new LogCapture() });
   });
   afterAll(async () => system.stop());
 
@@ -67,7 +67,7 @@ describe.each([false, true])('the client CA file holds the client CA 2,500 times
 describe('client root CAs whose names a handshake cannot carry', () => {
   it('are refused at start, naming the file, the number of CAs and the bytes', async () => {
     const dir = await freshDir('big-names-at-start', bigNameCAs.map((ca) => ca.certPem).join(''));
-    const started = OperationsSystem.start({ config: config(dir, false), logStream: new LogCapture() });
+    const started = startOperationsSystem({ config: config(dir, false), logStream: new LogCapture() });
     await expect(started).rejects.toThrow(ConfigError);
     await expect(started).rejects.toThrow(
       new RegExp(
@@ -78,7 +78,7 @@ describe('client root CAs whose names a handshake cannot carry', () => {
 
   it('as many CAs as fit are served', async () => {
     const dir = await freshDir('big-names-fitting', [pki.clientCA, ...bigNameCAs.slice(0, 40)].map((ca) => ca.certPem).join(''));
-    const system = await OperationsSystem.start({ config: config(dir, true), logStream: new LogCapture() });
+    const system = await startOperationsSystem({ config: config(dir, true), logStream: new LogCapture() });
     try {
       expect((await request(`${system.url}/healthz`, { ca: pki.serverCA.certPem, client: pki.client })).status).toBe(200);
     } finally {
@@ -89,7 +89,7 @@ describe('client root CAs whose names a handshake cannot carry', () => {
   it('on reload: refused, logged, counted, and the current CAs keep serving', async () => {
     const dir = await freshDir('big-names-on-reload', pki.clientCA.certPem);
     const logs = new LogCapture();
-    const system = await OperationsSystem.start({
+    const system = await startOperationsSystem({
       config: config(dir, true),
       env: { FABRIC_LOGGING_FORMAT: 'json' },
       logStream: logs,

@@ -3,7 +3,7 @@ import { copyFile, mkdir, rename, symlink, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import tls from 'node:tls';
 import { DedicatedCaError } from '../../src/errors';
-import { OperationsSystem } from '../../src/system';
+import { startOperationsSystem, type OperationsSystem } from '../../src/system';
 import { testConfig } from '../support/config';
 import { request } from '../support/http';
 import { LogCapture } from '../support/log-capture';
@@ -56,7 +56,7 @@ describe.each([false, true])('TLS on, clientAuthRequired %s', (clientAuthRequire
   let logs: LogCapture;
   beforeAll(async () => {
     logs = new LogCapture();
-    system = await OperationsSystem.start({ config: tlsConfig(clientAuthRequired), env: { FABRIC_LOGGING_FORMAT: 'json' }, logStream: logs });
+    system = await startOperationsSystem({ config: tlsConfig(clientAuthRequired), env: { FABRIC_LOGGING_FORMAT: 'json' }, logStream: logs });
   });
   afterAll(async () => system.stop());
 
@@ -129,7 +129,7 @@ describe.each([false, true])('TLS on, clientAuthRequired %s', (clientAuthRequire
 
 describe('TLS off', () => {
   it('everything is open over plain HTTP', async () => {
-    const system = await OperationsSystem.start({ config: testConfig({ metrics: { provider: 'prometheus' } }), env: {}, logStream: new LogCapture() });
+    const system = await startOperationsSystem({ config: testConfig({ metrics: { provider: 'prometheus' } }), env: {}, logStream: new LogCapture() });
     try {
       for (const p of ['/logspec', '/metrics', '/healthz', '/version']) {
         expect((await request(`${system.url}${p}`)).status).toBe(200);
@@ -151,7 +151,7 @@ describe('the dedicated-CA rule', () => {
 
   it('warns, naming both certificates, when the server certificate comes from an organization CA', async () => {
     const logs = new LogCapture();
-    const system = await OperationsSystem.start({ config: orgConfig(false), env: { FABRIC_LOGGING_FORMAT: 'json' }, logStream: logs });
+    const system = await startOperationsSystem({ config: orgConfig(false), env: { FABRIC_LOGGING_FORMAT: 'json' }, logStream: logs });
     await system.stop();
     const warning = logs.records().find((r) => r.caFile === pki.orgCA.cert);
     expect(warning).toBeDefined();
@@ -159,14 +159,14 @@ describe('the dedicated-CA rule', () => {
   });
 
   it('refuses to start when requireDedicatedCA is set', async () => {
-    await expect(OperationsSystem.start({ config: orgConfig(true), env: {}, logStream: new LogCapture() })).rejects.toBeInstanceOf(DedicatedCaError);
+    await expect(startOperationsSystem({ config: orgConfig(true), env: {}, logStream: new LogCapture() })).rejects.toBeInstanceOf(DedicatedCaError);
   });
 
   it('says nothing when the server certificate comes from its own CA', async () => {
     const logs = new LogCapture();
     const config = tlsConfig(false);
     config.organizationCAs = { files: [pki.orgCA.cert], dirs: [] };
-    const system = await OperationsSystem.start({ config, env: { FABRIC_LOGGING_FORMAT: 'json' }, logStream: logs });
+    const system = await startOperationsSystem({ config, env: { FABRIC_LOGGING_FORMAT: 'json' }, logStream: logs });
     await system.stop();
     expect(logs.records().filter((r) => r.caFile !== undefined)).toEqual([]);
   });
@@ -186,7 +186,7 @@ describe('certificate rotation on a live server', () => {
 
     const logs = new LogCapture();
     const config = tlsConfig(false, { certFile: path.join(secret, 'tls.crt'), keyFile: path.join(secret, 'tls.key') });
-    const system = await OperationsSystem.start({ config, env: { FABRIC_LOGGING_FORMAT: 'json' }, logStream: logs, tlsPollIntervalMs: 100 });
+    const system = await startOperationsSystem({ config, env: { FABRIC_LOGGING_FORMAT: 'json' }, logStream: logs, tlsPollIntervalMs: 100 });
     try {
       expect(await servedSerial(system.url)).toBe(serialOf(pki.server));
 

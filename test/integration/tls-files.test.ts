@@ -2,7 +2,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { copyFile, mkdir, readFile, rename, rm, symlink, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ConfigError } from '../../src/errors';
-import { OperationsSystem } from '../../src/system';
+import { startOperationsSystem } from '../../src/system';
 import { testConfig } from '../support/config';
 import { request } from '../support/http';
 import { LogCapture } from '../support/log-capture';
@@ -77,7 +77,7 @@ describe('a FIFO at a certificate path', () => {
     const dir = await freshDir('fifo-at-start');
     const ca = join(dir, 'ca.crt');
     await fifoAt(ca, 3);
-    const started = OperationsSystem.start({ config: testConfig({ operations: { tls: tlsSection(dir) } }), logStream: new LogCapture() });
+    const started = startOperationsSystem({ config: testConfig({ operations: { tls: tlsSection(dir) } }), logStream: new LogCapture() });
     await expect(started).rejects.toThrow(ConfigError);
     await expect(started).rejects.toThrow(`operations.tls.clientRootCAs.files: cannot read ${ca}: is a FIFO (named pipe), not a regular file`);
   });
@@ -118,7 +118,7 @@ describe('a FIFO at a certificate path', () => {
     await fifoAt(target, 3);
     await rm(join(dir, 'ca.crt'));
     await symlink(target, join(dir, 'ca.crt'));
-    const started = OperationsSystem.start({ config: testConfig({ operations: { tls: tlsSection(dir) } }), logStream: new LogCapture() });
+    const started = startOperationsSystem({ config: testConfig({ operations: { tls: tlsSection(dir) } }), logStream: new LogCapture() });
     await expect(started).rejects.toThrow(`cannot read ${join(dir, 'ca.crt')}: is a FIFO (named pipe) (${target}), not a regular file`);
   });
 
@@ -186,7 +186,7 @@ describe('a 190 MiB file at a watched path', () => {
   it('is refused by its size without being read, once, and probes keep being answered', async () => {
     const dir = await freshDir('huge-ca');
     const logs = new LogCapture();
-    const system = await OperationsSystem.start({
+    const system = await startOperationsSystem({
       config: testConfig({ operations: { tls: tlsSection(dir) }, metrics: { provider: 'prometheus' } }),
       env: { FABRIC_LOGGING_FORMAT: 'json' },
       logStream: logs,
@@ -223,7 +223,7 @@ describe('a 190 MiB file at a watched path', () => {
     const dir = await freshDir('huge-ca-at-start');
     const path = join(dir, 'ca.crt');
     await truncate(path, 190 * 1024 * 1024);
-    const started = OperationsSystem.start({ config: testConfig({ operations: { tls: tlsSection(dir) } }), logStream: new LogCapture() });
+    const started = startOperationsSystem({ config: testConfig({ operations: { tls: tlsSection(dir) } }), logStream: new LogCapture() });
     await expect(started).rejects.toThrow(
       `operations.tls.clientRootCAs.files: cannot read ${path}: is ${190 * 1024 * 1024} bytes, more than the 8388608 bytes (8 MiB) a PEM file may hold`,
     );

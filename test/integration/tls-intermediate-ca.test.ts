@@ -1,4 +1,4 @@
-import { OperationsSystem } from '../../src/system';
+import { startOperationsSystem, type OperationsSystem } from '../../src/system';
 import { testConfig } from '../support/config';
 import { request } from '../support/http';
 import { LogCapture } from '../support/log-capture';
@@ -37,7 +37,7 @@ afterAll(async () => pki.cleanup());
 describe.each([false, true])('an intermediate CA alone in clientRootCAs, clientAuthRequired %s', (clientAuthRequired) => {
   let system: OperationsSystem;
   beforeAll(async () => {
-    system = await OperationsSystem.start({
+    system = await startOperationsSystem({
       config: testConfig({
         operations: {
           tls: { enabled: true, certFile: pki.server.cert, keyFile: pki.server.key, clientAuthRequired, clientRootCAFiles: [intermediate.cert] },
@@ -85,7 +85,7 @@ describe('an intermediate CA alone in clientRootCAs, past its own notAfter', () 
     const expiredCA = await pki.issue('expired-intermediate', 'clientCA', { usage: 'ca', cn: 'expired intermediate CA', days: 0 });
     client = await pki.issue('expired-intermediate-operator', expiredCA, { usage: 'client', cn: 'expired-intermediate-operator' });
     await new Promise((resolve) => setTimeout(resolve, 2100));
-    system = await OperationsSystem.start({
+    system = await startOperationsSystem({
       config: testConfig({
         operations: {
           tls: { enabled: true, certFile: pki.server.cert, keyFile: pki.server.key, clientAuthRequired: true, clientRootCAFiles: [expiredCA.cert] },

@@ -1,5 +1,5 @@
 import tls from 'node:tls';
-import { OperationsSystem } from '../../src/system';
+import { startOperationsSystem, type OperationsSystem } from '../../src/system';
 import { testConfig } from '../support/config';
 import { LogCapture } from '../support/log-capture';
 import { createTestPki, type KeyPair, type TestPki } from '../support/pki';
@@ -35,7 +35,7 @@ describe.each([true, false])('refused client certificates are logged (clientAuth
   beforeAll(async () => {
     pki = await createTestPki();
     logs = new LogCapture();
-    system = await OperationsSystem.start({
+    system = await startOperationsSystem({
       config: testConfig({
         operations: {
           tls: { enabled: true, certFile: pki.server.cert, keyFile: pki.server.key, clientAuthRequired, clientRootCAFiles: [pki.clientCA.cert] },
@@ -86,7 +86,7 @@ describe.each([true, false])('refused client certificates are logged (clientAuth
 describe('405: the message lists the methods Allow lists (issue 21 item 17)', () => {
   let system: OperationsSystem;
   beforeAll(async () => {
-    system = await OperationsSystem.start({ config: testConfig(), env: {}, logStream: new LogCapture() });
+    system = await startOperationsSystem({ config: testConfig(), env: {}, logStream: new LogCapture() });
   });
   afterAll(async () => system.stop());
 

@@ -8,7 +8,7 @@ import type { TLSSocket } from 'node:tls';
 import type { TlsConfig } from '../../src/config/types';
 import { serviceMetricOptions } from '../../src/metrics/service-metrics';
 import { PrometheusProvider } from '../../src/metrics/prometheus/provider';
-import { OperationsSystem } from '../../src/system';
+import { startOperationsSystem } from '../../src/system';
 import { type TlsMaterial, loadTlsMaterial, secureContextOptions } from '../../src/tls/material';
 import { TlsMaterialWatcher } from '../../src/tls/watcher';
 import { CaptureLoggers } from '../support/capture-logger';
@@ -277,7 +277,7 @@ describe('the operations system counts failed reloads in operations_tls_reload_f
     const dir = await mkdirFresh('system');
     await Promise.all([copyFile(pki.server.cert, join(dir, 'tls.crt')), copyFile(pki.server.key, join(dir, 'tls.key'))]);
     const logs = new LogCapture();
-    const system = await OperationsSystem.start({
+    const system = await startOperationsSystem({
       config: testConfig({
         operations: {
           tls: {

@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import { LogSpecError } from '../../errors';
+import { LogSpecError, messageOf } from '../../errors';
 import { checkNormalisedLength } from '../../logging/spec';
 import { readTextBody } from '../body';
 import type { OperationsDomain } from '../domain';
@@ -27,7 +27,7 @@ function parseJsonBody(text: string): ParsedBody {
   try {
     return { ok: true, value: JSON.parse(text) as unknown };
   } catch (err) {
-    return { ok: false, problem: `request body is not valid JSON: ${clip((err as Error).message, 120)}` };
+    return { ok: false, problem: `request body is not valid JSON: ${clip(messageOf(err), 120)}` };
   }
 }
 

@@ -1,22 +1,21 @@
 import type { TLSSocket } from 'node:tls';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Logger } from '../../logging/types';
+import { formatClientSubject } from '../../tls/subject';
 import { sendError } from '../errors';
 
-/** The verified client certificate's subject (`CN=...,O=...`), or undefined. */
+/** The verified client certificate's subject (formatClientSubject: `O=org1,CN=operator`), or undefined. */
 export function verifiedClientSubject(req: Request): string | undefined {
   const socket = req.socket as Partial<TLSSocket>;
   if (typeof socket.getPeerCertificate !== 'function' || socket.authorized !== true) return undefined;
   const cert = socket.getPeerCertificate();
   if (!cert || Object.keys(cert).length === 0) return undefined;
-  return Object.entries(cert.subject ?? {})
-    .map(([k, v]) => `${k}=${Array.isArray(v) ? v.join('+') : String(v)}`)
-    .join(',');
+  return formatClientSubject(cert);
 }
 
 /**
  * Paths that need a client certificate chaining to clientRootCAs when TLS is on.
- * Without TLS every path is open (spec 5.2).
+ * Without TLS every path is open (README, TLS).
  */
 export function requireClientCertificate(tlsEnabled: boolean, logger: Logger): RequestHandler {
   return (req: Request, res: Response, next: NextFunction): void => {

@@ -338,7 +338,7 @@ describe('TlsMaterialWatcher and an intermediate client CA', () => {
       keys,
       logger: new CaptureLoggers().getLogger('operations.tls'),
       current: initial,
-      now: () => now,
+      clock: { now: () => now },
       onChange: (material) => changes.push(material),
     });
     await watcher.checkNow();

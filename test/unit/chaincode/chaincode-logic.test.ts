@@ -65,7 +65,7 @@ describe('fabricLoggerName', () => {
 describe('ChaincodeServerState.check', () => {
   let now = 0;
   const clock = (): number => now;
-  const make = (): ChaincodeServerState => new ChaincodeServerState({ registrationTimeoutMs: 30_000, stuckTimeoutMs: 60_000 }, clock);
+  const make = (): ChaincodeServerState => new ChaincodeServerState({ registrationTimeoutMs: 30_000, stuckTimeoutMs: 60_000 }, { now: clock });
   beforeEach(() => {
     now = 1000;
   });

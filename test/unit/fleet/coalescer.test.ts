@@ -12,7 +12,7 @@ describe('health rounds: coalescing and the reuse window', () => {
         return new Promise<number>((resolve) => (finish = resolve));
       },
       1000,
-      () => scheduler.now(),
+      scheduler,
     );
     const during = [coalescer.run(), coalescer.run(), coalescer.run()];
     finish(1);

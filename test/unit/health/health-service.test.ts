@@ -3,10 +3,11 @@ import type { Gauge, Histogram, LabelValues } from '../../../src/metrics/types';
 import { CheckCancelledError, CheckTimeoutError, formatDuration } from '../../../src/health/abort-reasons';
 import { InvalidCheckerNameError } from '../../../src/errors';
 import { HealthService, type HealthMetrics } from '../../../src/health/health-service';
-import type { CheckResult, Clock, HealthChecker } from '../../../src/health/types';
+import type { CheckResult, HealthChecker } from '../../../src/health/types';
+import type { Clock } from '../../../src/time';
 import { CaptureLoggers } from '../../support/capture-logger';
 
-const fixedClock: Clock = { now: () => new Date('2024-05-06T07:08:09.123Z') };
+const fixedClock: Clock = { now: () => Date.parse('2024-05-06T07:08:09.123Z') };
 
 interface Deferred<T> {
   promise: Promise<T>;
@@ -409,5 +410,23 @@ describe('HealthService logs and metrics', () => {
     service.register('docker', ok());
     await expect(service.check()).resolves.toMatchObject({ status: 'OK' });
     expect(loggers.find('error', /cannot record health metrics for docker: label trouble/)).toHaveLength(1);
+  });
+
+  it('a report from the error path is dated by the injected clock too', async () => {
+    const loggers = new CaptureLoggers();
+    const service = new HealthService({
+      timeoutMs: 2000,
+      clock: fixedClock,
+      loggers,
+      onStateChange: () => {
+        throw new Error('listener trouble');
+      },
+    });
+    service.register('docker', failing('daemon down'));
+    await expect(service.check()).resolves.toEqual({
+      status: 'Service Unavailable',
+      time: '2024-05-06T07:08:09.123Z',
+      failed_checks: [{ component: 'docker', reason: 'health service error: listener trouble' }],
+    });
   });
 });

@@ -31,7 +31,7 @@ const fixedTime = new Date(Date.UTC(2026, 10, 22, 10, 0, 0, 123));
 
 function system(options: LoggingSystemOptions = {}): { logging: LoggingSystem; out: CaptureStream } {
   const out = new CaptureStream();
-  const logging = new LoggingSystem({ stream: out, now: () => fixedTime, ...options });
+  const logging = new LoggingSystem({ stream: out, clock: { now: () => fixedTime.getTime() }, ...options });
   return { logging, out };
 }
 
@@ -289,12 +289,12 @@ describe('LoggingSystem: text format', () => {
   it('colours only when the stream is a TTY, unless told', () => {
     const tty = new CaptureStream();
     tty.isTTY = true;
-    new LoggingSystem({ stream: tty, now: () => fixedTime }).getLogger('a').error('red');
+    new LoggingSystem({ stream: tty, clock: { now: () => fixedTime.getTime() } }).getLogger('a').error('red');
     expect(tty.text()).toBe('\u001b[31m2026-11-22 10:00:00.123 UTC [a] ERROR\u001b[0m red\n');
 
     const forcedOff = new CaptureStream();
     forcedOff.isTTY = true;
-    new LoggingSystem({ stream: forcedOff, now: () => fixedTime, colour: false }).getLogger('a').error('plain');
+    new LoggingSystem({ stream: forcedOff, clock: { now: () => fixedTime.getTime() }, colour: false }).getLogger('a').error('plain');
     expect(forcedOff.text()).toBe('2026-11-22 10:00:00.123 UTC [a] ERROR plain\n');
   });
 });
