@@ -2,8 +2,8 @@
 import { parseArgs } from 'node:util';
 import { settingsReference } from './config/reference';
 import { dialects, type Dialect } from './config/types';
-import { ConfigError, DedicatedCaError, FabricOpsError, ListenError, LogSpecError, TlsMaterialError } from './errors';
-import { OperationsSystem, type StartOptions } from './system';
+import { ConfigError, DedicatedCaError, FabricOpsError, LogSpecError, TlsMaterialError, messageOf } from './errors';
+import { OperationsSystem, stopGraceMs, type StartOptions } from './system';
 import type * as FleetModule from './fleet';
 import type * as FleetCliModule from './fleet/cli';
 import { loadConfig } from './config/load';
@@ -61,7 +61,7 @@ function parseCommandLine(argv: string[]): { configFile?: string; dialect?: Dial
       allowPositionals: false,
     });
   } catch (err) {
-    fail(exitCodes.config, [(err as Error).message, 'run fabric-ops --help for usage']);
+    fail(exitCodes.config, [messageOf(err), 'run fabric-ops --help for usage']);
   }
   const { values } = parsed;
   if (values.help) {
@@ -97,7 +97,6 @@ function exitCodeFor(err: unknown): { code: number; lines: readonly string[] } {
   if (err instanceof LogSpecError || err instanceof DedicatedCaError || err instanceof TlsMaterialError) {
     return { code: exitCodes.config, lines: [err.message] };
   }
-  if (err instanceof ListenError) return { code: exitCodes.runtime, lines: [err.message] };
   if (err instanceof FabricOpsError) return { code: exitCodes.runtime, lines: [err.message] };
   return { code: exitCodes.runtime, lines: [`unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`] };
 }
@@ -147,7 +146,7 @@ async function main(): Promise<void> {
       process.exit(exitCodes.runtime);
     }
     signalled = true;
-    logger.info(`received ${signal}; stopping (in-flight requests get up to 10s)`);
+    logger.info(`received ${signal}; stopping (in-flight requests get up to ${stopGraceMs / 1000}s)`);
     Promise.resolve(kubernetes?.stop())
       .then(() => system.stop())
       .then(
@@ -155,7 +154,7 @@ async function main(): Promise<void> {
           logger.info('stopped');
           process.exit(exitCodes.ok);
         },
-        (err: unknown) => fail(exitCodes.runtime, [`error while stopping: ${(err as Error).message}`]),
+        (err: unknown) => fail(exitCodes.runtime, [`error while stopping: ${messageOf(err)}`]),
       );
   };
   process.on('SIGTERM', onSignal);

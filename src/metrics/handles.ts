@@ -4,7 +4,7 @@
  * that a hot `with(labels).add(1)` costs one map lookup. A provider only supplies the
  * series for a complete set of label values.
  */
-import { MetricLabelsError } from '../errors';
+import { MetricLabelsError, MetricValueError } from '../errors';
 import type { MetricDefinition } from './definition';
 import type { Counter, Gauge, Histogram, LabelValues } from './types';
 
@@ -87,7 +87,7 @@ export class MetricCore<S> {
 
 function checkFinite(core: MetricCore<unknown>, operation: string, value: number): void {
   if (typeof value !== 'number' || !Number.isFinite(value)) {
-    throw new MetricLabelsError(`${core.definition.description}: ${operation}(${String(value)}): the value must be a finite number`);
+    throw new MetricValueError(`${core.definition.description}: ${operation}(${String(value)}): the value must be a finite number`);
   }
 }
 
@@ -113,7 +113,7 @@ export class CounterHandle extends Handle<CounterSeries> implements Counter {
   add(delta: number): void {
     checkFinite(this.core, 'add', delta);
     if (delta < 0) {
-      throw new MetricLabelsError(`${this.core.definition.description}: add(${delta}): a counter only goes up; use a gauge`);
+      throw new MetricValueError(`${this.core.definition.description}: add(${delta}): a counter only goes up; use a gauge`);
     }
     this.resolve('add').add(delta);
   }

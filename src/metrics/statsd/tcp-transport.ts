@@ -7,6 +7,7 @@ import { tcpWriteBytes, type Packet } from './packer';
 import { PendingWrites } from './pending-writes';
 import type { ConnectionChange, Reachability, StatsdTransport } from './transport';
 import { formatAddress } from './udp-transport';
+import { messageOf } from '../../errors';
 
 export interface TcpTransportOptions {
   host: string;
@@ -131,7 +132,7 @@ export class TcpTransport implements StatsdTransport {
         },
       });
     } catch (error) {
-      this.lastError = (error as Error).message;
+      this.lastError = messageOf(error);
       this.onConnectionEnded(null);
       return;
     }

@@ -7,6 +7,7 @@ import type { Packet } from './packer';
 import { safeUdpPacketBytes } from './packer';
 import { PendingWrites } from './pending-writes';
 import type { Reachability, StatsdTransport } from './transport';
+import { messageOf } from '../../errors';
 
 export interface UdpTransportOptions {
   host: string;
@@ -55,7 +56,7 @@ export class UdpTransport implements StatsdTransport {
         onError: () => undefined,
       });
     } catch (error) {
-      return { reachable: false, reason: (error as Error).message };
+      return { reachable: false, reason: messageOf(error) };
     }
     return probeUdp(this.options.host, this.options.port, this.options.probeTimeoutMs ?? 300, this.options.scheduler);
   }
@@ -87,7 +88,7 @@ export async function probeUdp(host: string, port: number, timeoutMs: number, sc
   try {
     address = await lookup(host);
   } catch (error) {
-    return { reachable: false, reason: `cannot resolve '${host}': ${(error as Error).message}` };
+    return { reachable: false, reason: `cannot resolve '${host}': ${messageOf(error)}` };
   }
   const socket = dgram.createSocket(address.family === 6 ? 'udp6' : 'udp4');
   socket.unref();

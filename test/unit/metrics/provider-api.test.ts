@@ -1,4 +1,4 @@
-import { MetricLabelsError, MetricOptionsError } from '../../../src/errors';
+import { MetricLabelsError, MetricOptionsError, MetricValueError } from '../../../src/errors';
 import { DisabledProvider } from '../../../src/metrics/disabled/provider';
 import { PrometheusProvider } from '../../../src/metrics/prometheus/provider';
 import { StatsdAggregator } from '../../../src/metrics/statsd/aggregator';
@@ -89,6 +89,10 @@ describe.each(providers)('provider API, %s', (_name, make) => {
       const counter = provider.newCounter({ name: 'c', help: 'h' });
       expect(() => counter.add(-1)).toThrow(/counter 'c': add\(-1\): a counter only goes up/);
       expect(() => counter.add(Number.NaN)).toThrow(/counter 'c': add\(NaN\): the value must be a finite number/);
+      // A wrong value is a MetricValueError, not a label error.
+      expect(() => counter.add(-1)).toThrow(MetricValueError);
+      expect(() => counter.add(Number.NaN)).toThrow(MetricValueError);
+      expect(() => counter.add(-1)).not.toThrow(MetricLabelsError);
       const gauge = provider.newGauge({ name: 'g', help: 'h' });
       expect(() => gauge.set(Infinity)).toThrow(/gauge 'g': set\(Infinity\)/);
       expect(() => gauge.add(-3)).not.toThrow();
