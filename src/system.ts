@@ -35,7 +35,7 @@ export interface StartOptions {
   logStream?: NodeJS.WritableStream;
   /** Share a LoggingSystem the embedding process already has. */
   logging?: LoggingSystem;
-  /** The wall clock that health reports are dated by; default Date.now. */
+  /** The wall clock (ms) that health reports are dated by and refused-certificate reports are rate-limited by; default Date.now. */
   clock?: Clock;
   version?: VersionDocument;
   /** How often certificate files are polled for rotation; default 1000 ms. */
@@ -181,6 +181,7 @@ export class OperationsSystem {
         onRefusedClientCertificate: (details) => this.logger.warn('client certificate refused', details),
         onConnectionRefused: () => connectionsRefused.add(1),
         onBareAnswer: (statusCode) => this.requestCounter('unmatched', statusCode).add(1),
+        clock: options.clock,
       },
       { ...limits, maxConnections: config.operations.maxConnections ?? defaultMaxConnections, drainLimitBytes: limits.maxBodyBytes },
     );

@@ -9,6 +9,7 @@ import { formatClientSubject } from '../tls/subject';
 import { rawErrorResponse, requestIdFor, sendBareError } from './errors';
 import { seconds, type HttpLimits } from './limits';
 import { ReportLimiter } from './report-limiter';
+import { systemClock, type Clock } from '../time';
 
 export interface ServerTls {
   context: SecureContextOptions;
@@ -69,6 +70,8 @@ export interface ServerEvents {
   onConnectionRefused(): void;
   /** An answer written below the router (parser errors, CONNECT, Expect, Host), for the requests metric. */
   onBareAnswer(statusCode: number): void;
+  /** The time the refusal reports are rate-limited by; default the system clock. */
+  clock?: Clock;
 }
 
 /**
@@ -458,7 +461,7 @@ function withBareAnswers(app: RequestListener, events: ServerEvents): Handler {
 function reportRefusedClientCertificates(server: http.Server | https.Server, tls: ServerTls, events: ServerEvents): void {
   const refusals = new ReportLimiter(refusalReportsPerWindow, refusalReportWindowMs);
   const refused = (details: { remoteAddress: string; reason: string; subject: string }): void => {
-    const allowed = refusals.take(Date.now());
+    const allowed = refusals.take((events.clock ?? systemClock).now());
     if (allowed !== null) events.onRefusedClientCertificate({ ...details, suppressed: allowed.suppressed });
   };
   // A client that presents a certificate that does not verify is refused on every path,
