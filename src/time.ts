@@ -1,14 +1,20 @@
 /**
  * Time and timers, the one injectable shape for both: a Clock says what time it is (ms since the
- * epoch, as Date.now), a Scheduler is a Clock that also runs timers. Tests drive them without
- * sleeping. Import them from here. The Scheduler is still declared in src/metrics/scheduler.ts,
- * where it began (StatsD's flushing and reconnect backoff); it is to move here.
+ * epoch, as Date.now), a Scheduler is a Clock that also runs timers (StatsD's flushing and
+ * reconnect backoff, the fleet's put-backs). Tests drive them without sleeping.
  */
-export { realScheduler, type Cancellable, type Scheduler } from './metrics/scheduler';
-
 export interface Clock {
   /** Milliseconds since the epoch (Date.now), or of a monotonic clock where only durations are taken. */
   now(): number;
+}
+
+export interface Cancellable {
+  cancel(): void;
+}
+
+export interface Scheduler extends Clock {
+  setTimeout(callback: () => void, delayMs: number): Cancellable;
+  setInterval(callback: () => void, intervalMs: number): Cancellable;
 }
 
 /** The wall clock. */
@@ -16,3 +22,18 @@ export const systemClock: Clock = { now: () => Date.now() };
 
 /** A monotonic clock (performance.now), for durations that a wall-clock step must not distort. */
 export const monotonicClock: Clock = { now: () => performance.now() };
+
+/** Node's timers, unref'd: a timer of ours never keeps a process alive on its own. */
+export const realScheduler: Scheduler = {
+  now: () => Date.now(),
+  setTimeout(callback, delayMs) {
+    const timer = setTimeout(callback, delayMs);
+    timer.unref();
+    return { cancel: () => clearTimeout(timer) };
+  },
+  setInterval(callback, intervalMs) {
+    const timer = setInterval(callback, intervalMs);
+    timer.unref();
+    return { cancel: () => clearInterval(timer) };
+  },
+};

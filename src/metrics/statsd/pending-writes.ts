@@ -1,4 +1,4 @@
-import type { Scheduler } from '../scheduler';
+import type { Scheduler } from '../../time';
 
 /**
  * Bytes handed to a socket whose write has not completed, with a cap: past it, packets are

@@ -1,5 +1,5 @@
 import type { LoggerFactory, Logger } from '../../logging/types';
-import { realScheduler, type Cancellable, type Scheduler } from '../scheduler';
+import { realScheduler, type Cancellable, type Scheduler } from '../../time';
 import type { MetricsSystem } from '../types';
 import { StatsdAggregator } from './aggregator';
 import type { BackoffPolicy } from './backoff';

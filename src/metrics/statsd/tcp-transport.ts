@@ -1,6 +1,6 @@
 import { isIPv6 } from 'node:net';
 import type { Logger } from '../../logging/types';
-import type { Cancellable, Scheduler } from '../scheduler';
+import type { Cancellable, Scheduler } from '../../time';
 import { backoffDelay, defaultBackoff, type BackoffPolicy } from './backoff';
 import { HotShotsWire } from './hot-shots-wire';
 import { tcpWriteBytes, type Packet } from './packer';

@@ -1,7 +1,7 @@
 import dgram from 'node:dgram';
 import { lookup } from 'node:dns/promises';
 import { isIPv6 } from 'node:net';
-import type { Scheduler } from '../scheduler';
+import type { Scheduler } from '../../time';
 import { HotShotsWire } from './hot-shots-wire';
 import type { Packet } from './packer';
 import { safeUdpPacketBytes } from './packer';
