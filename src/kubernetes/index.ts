@@ -6,7 +6,8 @@ import type { MetricsProvider } from '../metrics/types';
 import type { CertificateSummary } from '../tls/pem';
 import { createConfigMapApi, createEventSink, loadClientNode, loadKubeConfig } from './client';
 import { LogSpecConfigMapWatcher } from './logspec-configmap';
-import { createTransport, type TransportOptions } from './transport';
+import { createTransport } from './transport';
+import type { TransportOptions } from './transport-options';
 import { EventRecorder, type EventSink, type EventType, type PodReference } from './recorder';
 
 export { kubernetesApiAccess } from './access';

@@ -2,6 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type * as K8s from '@kubernetes/client-node' with { 'resolution-mode': 'import' };
 import { bounded, KubernetesApiError } from './api-error';
+import type { TransportOptions } from './transport-options';
 
 /**
  * HTTP to the Kubernetes API with the credentials, CA and proxy of client-node's KubeConfig
@@ -36,16 +37,7 @@ export interface WatchStream {
   abort(): void;
 }
 
-export interface TransportOptions {
-  /** A request without an answer within this is given up; default 10 s. */
-  requestTimeoutMs?: number;
-  /**
-   * A watch that gets no byte for this long is ended by the client and watched again: default
-   * 30 s, client-node's `Watch.requestTimeoutMs`. It bounds how long a connection that died
-   * without a word (a NAT entry dropped) can pass for an idle watch.
-   */
-  watchInactivityTimeoutMs?: number;
-}
+export type { TransportOptions } from './transport-options';
 
 /** Largest body read from one answer: a ConfigMap holds at most 1 MiB. */
 const maxBodyBytes = 3 * 1024 * 1024;
