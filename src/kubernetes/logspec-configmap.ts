@@ -5,7 +5,7 @@ import { backoffDelay, type BackoffPolicy } from '../metrics/statsd/backoff';
 import { bounded, KubernetesApiError } from './api-error';
 import { statusCodeOf } from './recorder';
 import { TokenBuckets } from './token-bucket';
-import type { WatchStream } from './transport';
+import type { WatchStream } from './transport-options';
 
 export interface ConfigMapLike {
   metadata?: { name?: string; namespace?: string; resourceVersion?: string };

@@ -1,7 +1,8 @@
 /**
- * The transport's options, apart from ./transport so that the public types (KubernetesIntegrationOptions)
- * do not import @kubernetes/client-node's declarations: a library user's compiler would then need
- * @types/ws and the rest of client-node's type dependencies.
+ * The transport's options and watch types, apart from ./transport so that the public types
+ * (KubernetesIntegrationOptions, the watcher) do not import @kubernetes/client-node's
+ * declarations: a library user's compiler would then need @types/ws and the rest of
+ * client-node's type dependencies (test/packaging/library-consumer.test.ts).
  */
 export interface TransportOptions {
   /** A request without an answer within this is given up; default 10 s. */
@@ -12,4 +13,19 @@ export interface TransportOptions {
    * without a word (a NAT entry dropped) can pass for an idle watch.
    */
   watchInactivityTimeoutMs?: number;
+}
+
+/**
+ * Why an established watch ended: `closed` by the server (its timeoutSeconds, or any normal
+ * end), `idle` (no byte within the inactivity timeout: a real API server sends nothing on an
+ * idle watch), `broken` (the connection was lost), `aborted` (by us).
+ */
+export type WatchEnd = 'closed' | 'idle' | 'broken' | 'aborted';
+
+export interface WatchStream {
+  /** Resolves when the server answered 200; rejects with KubernetesApiError when it did not. */
+  readonly connected: Promise<void>;
+  /** Settles after `connected` resolved: why the stream ended; rejects on a malformed stream. */
+  readonly ended: Promise<WatchEnd>;
+  abort(): void;
 }

@@ -2,7 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type * as K8s from '@kubernetes/client-node' with { 'resolution-mode': 'import' };
 import { bounded, KubernetesApiError } from './api-error';
-import type { TransportOptions } from './transport-options';
+import type { TransportOptions, WatchEnd, WatchStream } from './transport-options';
 
 /**
  * HTTP to the Kubernetes API with the credentials, CA and proxy of client-node's KubeConfig
@@ -22,22 +22,7 @@ export interface KubernetesTransport {
   watch(path: string, query: Record<string, string>, onEvent: (type: string, object: unknown) => void): WatchStream;
 }
 
-/**
- * Why an established watch ended: `closed` by the server (its timeoutSeconds, or any normal
- * end), `idle` (no byte within the inactivity timeout: a real API server sends nothing on an
- * idle watch), `broken` (the connection was lost), `aborted` (by us).
- */
-export type WatchEnd = 'closed' | 'idle' | 'broken' | 'aborted';
-
-export interface WatchStream {
-  /** Resolves when the server answered 200; rejects with KubernetesApiError when it did not. */
-  readonly connected: Promise<void>;
-  /** Settles after `connected` resolved: why the stream ended; rejects on a malformed stream. */
-  readonly ended: Promise<WatchEnd>;
-  abort(): void;
-}
-
-export type { TransportOptions } from './transport-options';
+export type { TransportOptions, WatchEnd, WatchStream } from './transport-options';
 
 /** Largest body read from one answer: a ConfigMap holds at most 1 MiB. */
 const maxBodyBytes = 3 * 1024 * 1024;
