@@ -49,58 +49,19 @@ export function defineMetric(kind: MetricKind, options: MetricOptions | Histogra
   const fqName = joinName({ namespace, subsystem, name: rawName }, '_');
   const description = `${kind} '${fqName}'`;
 
-  if (rawName === '') throw new MetricOptionsError(`${description}: name is required`);
-  for (const [field, value] of [
-    ['namespace', namespace],
-    ['subsystem', subsystem],
-    ['name', rawName],
-  ] as const) {
-    if (value !== '' && !identifier.test(value)) {
-      throw new MetricOptionsError(`${description}: ${field} '${value}' is not a valid metric name part (letters, digits and '_', not starting with a digit)`);
-    }
-  }
-
+  checkNameParts(description, { namespace, subsystem, name: rawName });
   if (typeof options.help !== 'string' || options.help.trim() === '') {
     throw new MetricOptionsError(`${description}: help is required (a sentence saying what is measured)`);
   }
-
   const labelNames = options.labelNames === undefined ? [] : [...options.labelNames];
-  const seen = new Set<string>();
-  for (const label of labelNames) {
-    if (typeof label !== 'string' || !identifier.test(label)) {
-      throw new MetricOptionsError(`${description}: label name ${JSON.stringify(label)} is not valid (letters, digits and '_', not starting with a digit)`);
-    }
-    if (label.startsWith('__')) {
-      throw new MetricOptionsError(`${description}: label name '${label}' is reserved (names starting with '__')`);
-    }
-    if (kind === 'histogram' && label === 'le') {
-      throw new MetricOptionsError(`${description}: label name 'le' is reserved for histogram buckets`);
-    }
-    if (seen.has(label)) throw new MetricOptionsError(`${description}: label name '${label}' is listed twice`);
-    seen.add(label);
-  }
+  const seen = checkLabelNames(description, kind, labelNames);
 
   const statsdFormat = options.statsdFormat === undefined ? defaultStatsdFormat : options.statsdFormat;
   if (typeof statsdFormat !== 'string' || statsdFormat === '') {
     throw new MetricOptionsError(`${description}: statsdFormat must be a non-empty string`);
   }
   const statsdName = compileStatsdFormat(statsdFormat, { namespace, subsystem, name: rawName }, labelNames, description);
-
-  let buckets: readonly number[] = [];
-  if (kind === 'histogram') {
-    const given = (options as HistogramOptions).buckets;
-    buckets = given === undefined ? defaultBuckets : [...given];
-    if (buckets.length === 0) throw new MetricOptionsError(`${description}: buckets must not be empty`);
-    buckets.forEach((bound, index) => {
-      if (typeof bound !== 'number' || !Number.isFinite(bound)) {
-        throw new MetricOptionsError(`${description}: bucket ${JSON.stringify(bound)} is not a finite number`);
-      }
-      const previous = buckets[index - 1];
-      if (previous !== undefined && bound <= previous) {
-        throw new MetricOptionsError(`${description}: buckets must increase strictly; ${bound} follows ${previous}`);
-      }
-    });
-  }
+  const buckets = kind === 'histogram' ? checkBuckets(description, (options as HistogramOptions).buckets) : [];
 
   return {
     kind,
@@ -116,6 +77,52 @@ export function defineMetric(kind: MetricKind, options: MetricOptions | Histogra
     statsdName,
     description,
   };
+}
+
+/** The name and its optional namespace and subsystem: each a Prometheus identifier, the name required. */
+function checkNameParts(description: string, parts: { namespace: string; subsystem: string; name: string }): void {
+  if (parts.name === '') throw new MetricOptionsError(`${description}: name is required`);
+  for (const field of ['namespace', 'subsystem', 'name'] as const) {
+    const value = parts[field];
+    if (value !== '' && !identifier.test(value)) {
+      throw new MetricOptionsError(`${description}: ${field} '${value}' is not a valid metric name part (letters, digits and '_', not starting with a digit)`);
+    }
+  }
+}
+
+/** Label names: identifiers, none reserved ('__*', a histogram's 'le'), none twice. Returns them as a set. */
+function checkLabelNames(description: string, kind: MetricKind, labelNames: readonly unknown[]): Set<string> {
+  const seen = new Set<string>();
+  for (const label of labelNames) {
+    if (typeof label !== 'string' || !identifier.test(label)) {
+      throw new MetricOptionsError(`${description}: label name ${JSON.stringify(label)} is not valid (letters, digits and '_', not starting with a digit)`);
+    }
+    if (label.startsWith('__')) {
+      throw new MetricOptionsError(`${description}: label name '${label}' is reserved (names starting with '__')`);
+    }
+    if (kind === 'histogram' && label === 'le') {
+      throw new MetricOptionsError(`${description}: label name 'le' is reserved for histogram buckets`);
+    }
+    if (seen.has(label)) throw new MetricOptionsError(`${description}: label name '${label}' is listed twice`);
+    seen.add(label);
+  }
+  return seen;
+}
+
+/** A histogram's buckets (the defaults when not given): finite, strictly increasing, at least one. */
+function checkBuckets(description: string, given: readonly number[] | undefined): readonly number[] {
+  const buckets = given === undefined ? defaultBuckets : [...given];
+  if (buckets.length === 0) throw new MetricOptionsError(`${description}: buckets must not be empty`);
+  buckets.forEach((bound, index) => {
+    if (typeof bound !== 'number' || !Number.isFinite(bound)) {
+      throw new MetricOptionsError(`${description}: bucket ${JSON.stringify(bound)} is not a finite number`);
+    }
+    const previous = buckets[index - 1];
+    if (previous !== undefined && bound <= previous) {
+      throw new MetricOptionsError(`${description}: buckets must increase strictly; ${bound} follows ${previous}`);
+    }
+  });
+  return buckets;
 }
 
 function differences(a: MetricDefinition, b: MetricDefinition): string[] {
