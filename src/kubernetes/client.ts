@@ -1,5 +1,5 @@
 import type * as K8s from '@kubernetes/client-node' with { 'resolution-mode': 'import' };
-import { KubernetesSetupError } from '../errors';
+import { KubernetesSetupError, messageOf } from '../errors';
 import { requireAccess } from './access';
 import type { ConfigMapApi, ConfigMapLike, WatchEventType } from './logspec-configmap';
 import type { KubernetesTransport } from './transport';
@@ -34,7 +34,7 @@ export function loadKubeConfig(k8s: ClientNode, env: NodeJS.ProcessEnv): K8s.Kub
       throw new Error('neither KUBECONFIG nor KUBERNETES_SERVICE_HOST/KUBERNETES_SERVICE_PORT (in-cluster service account) is set');
     }
   } catch (error) {
-    throw new KubernetesSetupError(`cannot load Kubernetes credentials: ${error instanceof Error ? error.message : String(error)}`);
+    throw new KubernetesSetupError(`cannot load Kubernetes credentials: ${messageOf(error)}`);
   }
   if (!config.getCurrentCluster()) throw new KubernetesSetupError('cannot load Kubernetes credentials: the kubeconfig has no current cluster');
   return config;

@@ -1,3 +1,4 @@
+import { messageOf } from '../errors';
 import type { Logger } from '../logging/types';
 import type { Counter } from '../metrics/types';
 import { bounded, KubernetesApiError } from './api-error';
@@ -104,7 +105,7 @@ export function statusCodeOf(error: unknown): number | undefined {
 function describe(error: unknown): string {
   if (error instanceof KubernetesApiError) return error.message;
   const status = statusCodeOf(error);
-  const text = bounded(error instanceof Error ? error.message : String(error));
+  const text = bounded(messageOf(error));
   return status === undefined ? text : `HTTP ${status}: ${text}`;
 }
 

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type * as K8s from '@kubernetes/client-node' with { 'resolution-mode': 'import' };
+import { messageOf } from '../errors';
 import { bounded, KubernetesApiError } from './api-error';
 
 /**
@@ -52,7 +53,7 @@ const maxBodyBytes = 3 * 1024 * 1024;
 
 function networkError(method: string, path: string, error: unknown): KubernetesApiError {
   if (error instanceof KubernetesApiError) return error;
-  const text = error instanceof Error ? error.message : String(error);
+  const text = messageOf(error);
   return new KubernetesApiError(`${method} ${path}: ${text}`);
 }
 
