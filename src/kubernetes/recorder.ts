@@ -1,4 +1,4 @@
-import { messageOf } from '../errors';
+import { FabricOpsError, messageOf } from '../errors';
 import type { Logger } from '../logging/types';
 import type { Counter } from '../metrics/types';
 import { bounded, KubernetesApiError } from './api-error';
@@ -113,7 +113,10 @@ function kubernetesTime(ms: number): string {
   return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
 }
 
-class TimeoutError extends Error {}
+/** An Event write that got no answer within requestTimeoutMs (it counts as failed and is retried). */
+export class EventWriteTimeoutError extends FabricOpsError {
+  override readonly code = 'FABRIC_OPS_KUBERNETES_EVENT_TIMEOUT';
+}
 
 /**
  * Kubernetes' event recorder, the parts that matter here: identical events (type, reason,
@@ -331,7 +334,7 @@ export class EventRecorder {
     const limit = this.limits.requestTimeoutMs;
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new TimeoutError(`no answer within ${limit} ms`)), limit);
+      timer = setTimeout(() => reject(new EventWriteTimeoutError(`no answer within ${limit} ms`)), limit);
     });
     call.catch(() => undefined); // a late rejection after the timeout is not unhandled
     return Promise.race([call, timeout]).finally(() => clearTimeout(timer));
