@@ -1,5 +1,6 @@
 import { FabricOpsError, messageOf } from '../errors';
 import type { Logger } from '../logging/types';
+import { backoffDelay, type BackoffPolicy } from '../metrics/statsd/backoff';
 import type { Counter } from '../metrics/types';
 import { bounded, KubernetesApiError } from './api-error';
 import { TokenBuckets } from './token-bucket';
@@ -57,7 +58,7 @@ export interface EventRecorderOptions {
   refillIntervalMs?: number;
   /** One API call's limit; a call that takes longer counts as failed. Default 10 s. */
   requestTimeoutMs?: number;
-  /** Retry delays after a failed write: doubling from initial to max. */
+  /** Retry delays after a failed write: doubling from initial to max (backoffDelay, no jitter). */
   backoffInitialMs?: number;
   backoffMaxMs?: number;
 }
@@ -237,7 +238,9 @@ export class EventRecorder {
   }
 
   private async pump(): Promise<void> {
-    let backoffMs: number = this.limits.backoffInitialMs;
+    // The project's one backoff, without jitter: delays double from initial to max, as before.
+    const backoff: BackoffPolicy = { initialMs: this.limits.backoffInitialMs, maxMs: this.limits.backoffMaxMs, factor: 2, jitter: 0 };
+    let failures = 0;
     while (!this.stopped && this.pending.size > 0) {
       const nowMs = this.now();
       let next: Entry | undefined;
@@ -257,11 +260,11 @@ export class EventRecorder {
       this.buckets.take(next.key, nowMs);
       const result = await this.write(next);
       if (result === 'retry') {
-        await this.sleep(backoffMs);
-        backoffMs = Math.min(backoffMs * 2, this.limits.backoffMaxMs);
+        failures += 1;
+        await this.sleep(backoffDelay(backoff, failures, Math.random));
         continue;
       }
-      backoffMs = this.limits.backoffInitialMs;
+      failures = 0;
     }
   }
 
