@@ -43,12 +43,10 @@ export function loadKubeConfig(k8s: ClientNode, env: NodeJS.ProcessEnv): K8s.Kub
 export function createEventSink(transport: KubernetesTransport): EventSink {
   return {
     async create(event: CoreEventBody): Promise<void> {
-      requireAccess('events', 'create');
-      await transport.request('POST', `/api/v1/namespaces/${encodeURIComponent(event.metadata.namespace)}/events`, { body: event });
+      await transport.request(requireAccess('events', 'create'), `/api/v1/namespaces/${encodeURIComponent(event.metadata.namespace)}/events`, { body: event });
     },
     async patch(namespace: string, name: string, patch: EventPatch): Promise<void> {
-      requireAccess('events', 'patch');
-      await transport.request('PATCH', `/api/v1/namespaces/${encodeURIComponent(namespace)}/events/${encodeURIComponent(name)}`, {
+      await transport.request(requireAccess('events', 'patch'), `/api/v1/namespaces/${encodeURIComponent(namespace)}/events/${encodeURIComponent(name)}`, {
         body: patch,
         contentType: 'application/merge-patch+json',
       });
@@ -66,16 +64,15 @@ export function createConfigMapApi(transport: KubernetesTransport, namespace: st
   const fieldSelector = `metadata.name=${name}`;
   return {
     async list() {
-      requireAccess('configmaps', 'list');
-      const list = (await transport.request('GET', path, { query: { fieldSelector } })) as {
+      const list = (await transport.request(requireAccess('configmaps', 'list'), path, { query: { fieldSelector } })) as {
         metadata?: { resourceVersion?: string };
         items?: ConfigMapLike[];
       } | null;
       return { resourceVersion: list?.metadata?.resourceVersion ?? '', items: Array.isArray(list?.items) ? list.items : [] };
     },
     watch(resourceVersion, onEvent) {
-      requireAccess('configmaps', 'watch');
       return transport.watch(
+        requireAccess('configmaps', 'watch'),
         path,
         { resourceVersion, fieldSelector, allowWatchBookmarks: 'true', timeoutSeconds: String(watchTimeoutSeconds(random)) },
         (type, object) => onEvent(type as WatchEventType, object ?? {}),
