@@ -9,11 +9,6 @@ import { LogSpecConfigMapWatcher } from './logspec-configmap';
 import { createTransport, type TransportOptions } from './transport';
 import { EventRecorder, type EventSink, type EventType, type PodReference } from './recorder';
 
-export { kubernetesApiAccess } from './access';
-export { EventRecorder, recorderDefaults, type EventSink, type PodReference } from './recorder';
-export { LogSpecConfigMapWatcher, type ConfigMapApi } from './logspec-configmap';
-export { KubernetesApiError } from './api-error';
-
 /** What the integration uses of OperationsSystem (it never reaches further in). */
 export interface KubernetesHost {
   readonly config: NormalisedConfig;
@@ -54,7 +49,7 @@ export interface KubernetesIntegration {
 const dayMs = 86_400_000;
 
 /** The Event (type, reason, message) for a system event. */
-export function describeForKubernetes(event: OperationsEvent): { type: EventType; reason: string; message: string } {
+function describeForKubernetes(event: OperationsEvent): { type: EventType; reason: string; message: string } {
   switch (event.type) {
     case 'health.failing':
       return { type: 'Warning', reason: 'HealthCheckFailed', message: `health check ${event.component} is failing: ${event.reason}` };
@@ -80,7 +75,7 @@ export function describeForKubernetes(event: OperationsEvent): { type: EventType
 }
 
 /** Shortens the watch's inactivity cut for tests of the command (default 30 s, as client-node). */
-export const watchTimeoutVariable = 'FABRIC_OPS_KUBERNETES_WATCH_TIMEOUT_MS';
+const watchTimeoutVariable = 'FABRIC_OPS_KUBERNETES_WATCH_TIMEOUT_MS';
 
 function transportFromEnv(env: NodeJS.ProcessEnv): TransportOptions {
   const text = env[watchTimeoutVariable];
