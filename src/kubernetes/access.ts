@@ -1,7 +1,11 @@
+import { FabricOpsError } from '../errors';
+
 /**
- * Every Kubernetes API call the integration makes, as (resource, verb). The client code calls
- * the API only through `requireAccess`, and the chart's Role is checked against this list
- * (test/chart), so the Role grants exactly what is used.
+ * Every Kubernetes API call the integration makes, as (resource, verb). The transport makes no
+ * call without an entry from `requireAccess` (it takes the HTTP method from the entry's verb and
+ * refuses a path of another resource); the chart's Role is derived from this list (test/chart)
+ * and the calls the fake API server receives are checked against it (test/integration), so the
+ * Role grants exactly what is used.
  */
 export const kubernetesApiAccess = [
   { apiGroup: '', resource: 'events', verbs: ['create', 'patch'] },
@@ -9,11 +13,41 @@ export const kubernetesApiAccess = [
   { apiGroup: '', resource: 'configmaps', verbs: ['list', 'watch'] },
 ] as const;
 
+/** A call that does not fit the table (a programming error: the chart's Role would refuse it). */
+export class KubernetesAccessError extends FabricOpsError {
+  override readonly code = 'FABRIC_OPS_KUBERNETES_ACCESS';
+}
+
 type Access = (typeof kubernetesApiAccess)[number];
 export type KubernetesResource = Access['resource'];
 export type KubernetesVerb<R extends KubernetesResource> = Extract<Access, { resource: R }>['verbs'][number];
+type AnyVerb = Access['verbs'][number];
 
-/** Names the call a function makes; the type allows only listed pairs. */
-export function requireAccess<R extends KubernetesResource>(resource: R, verb: KubernetesVerb<R>): `${R}/${KubernetesVerb<R>}` {
-  return `${resource}/${verb}`;
+/** The HTTP method of each verb, as kube-apiserver maps requests to RBAC verbs (watch: GET with ?watch=true). */
+const methodOfVerb = { create: 'POST', patch: 'PATCH', list: 'GET', watch: 'GET' } as const satisfies Record<AnyVerb, string>;
+
+/** One (resource, verb) of the table, as the transport takes it. */
+export interface ApiAccess {
+  readonly resource: KubernetesResource;
+  readonly verb: AnyVerb;
+  readonly method: (typeof methodOfVerb)[AnyVerb];
+}
+
+/** The entry for a call; the type allows only listed pairs, and an unlisted one (a cast) throws. */
+export function requireAccess<R extends KubernetesResource>(resource: R, verb: KubernetesVerb<R>): ApiAccess {
+  const entry = kubernetesApiAccess.find((candidate) => candidate.resource === resource);
+  if (!entry || !(entry.verbs as readonly string[]).includes(verb)) {
+    throw new KubernetesAccessError(
+      `${String(verb)} ${String(resource)} is not in kubernetesApiAccess (src/kubernetes/access.ts): the chart's Role would not grant it`,
+    );
+  }
+  return { resource, verb, method: methodOfVerb[verb] };
+}
+
+/** Throws unless `path` is the collection of the entry's resource (or, for a patch, one object in it). */
+export function checkAccessPath(access: ApiAccess, path: string): void {
+  const collection = new RegExp(`/${access.resource}$`);
+  const object = new RegExp(`/${access.resource}/[^/]+$`);
+  const fits = access.verb === 'patch' ? object.test(path) : collection.test(path);
+  if (!fits) throw new KubernetesAccessError(`${access.verb} ${access.resource} does not fit the path ${path}`);
 }

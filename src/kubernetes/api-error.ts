@@ -14,6 +14,7 @@ export function bounded(text: string, max = maxEchoLength): string {
  * bounded; `status` is the HTTP status (undefined when nothing was answered).
  */
 export class KubernetesApiError extends FabricOpsError {
+  override readonly code = 'FABRIC_OPS_KUBERNETES_API';
   constructor(
     message: string,
     readonly status?: number,

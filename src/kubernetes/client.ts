@@ -1,5 +1,5 @@
 import type * as K8s from '@kubernetes/client-node' with { 'resolution-mode': 'import' };
-import { KubernetesSetupError } from '../errors';
+import { KubernetesSetupError, messageOf } from '../errors';
 import { requireAccess } from './access';
 import type { ConfigMapApi, ConfigMapLike, WatchEventType } from './logspec-configmap';
 import type { KubernetesTransport } from './transport';
@@ -34,7 +34,7 @@ export function loadKubeConfig(k8s: ClientNode, env: NodeJS.ProcessEnv): K8s.Kub
       throw new Error('neither KUBECONFIG nor KUBERNETES_SERVICE_HOST/KUBERNETES_SERVICE_PORT (in-cluster service account) is set');
     }
   } catch (error) {
-    throw new KubernetesSetupError(`cannot load Kubernetes credentials: ${error instanceof Error ? error.message : String(error)}`);
+    throw new KubernetesSetupError(`cannot load Kubernetes credentials: ${messageOf(error)}`);
   }
   if (!config.getCurrentCluster()) throw new KubernetesSetupError('cannot load Kubernetes credentials: the kubeconfig has no current cluster');
   return config;
@@ -43,12 +43,10 @@ export function loadKubeConfig(k8s: ClientNode, env: NodeJS.ProcessEnv): K8s.Kub
 export function createEventSink(transport: KubernetesTransport): EventSink {
   return {
     async create(event: CoreEventBody): Promise<void> {
-      requireAccess('events', 'create');
-      await transport.request('POST', `/api/v1/namespaces/${encodeURIComponent(event.metadata.namespace)}/events`, { body: event });
+      await transport.request(requireAccess('events', 'create'), `/api/v1/namespaces/${encodeURIComponent(event.metadata.namespace)}/events`, { body: event });
     },
     async patch(namespace: string, name: string, patch: EventPatch): Promise<void> {
-      requireAccess('events', 'patch');
-      await transport.request('PATCH', `/api/v1/namespaces/${encodeURIComponent(namespace)}/events/${encodeURIComponent(name)}`, {
+      await transport.request(requireAccess('events', 'patch'), `/api/v1/namespaces/${encodeURIComponent(namespace)}/events/${encodeURIComponent(name)}`, {
         body: patch,
         contentType: 'application/merge-patch+json',
       });
@@ -66,16 +64,15 @@ export function createConfigMapApi(transport: KubernetesTransport, namespace: st
   const fieldSelector = `metadata.name=${name}`;
   return {
     async list() {
-      requireAccess('configmaps', 'list');
-      const list = (await transport.request('GET', path, { query: { fieldSelector } })) as {
+      const list = (await transport.request(requireAccess('configmaps', 'list'), path, { query: { fieldSelector } })) as {
         metadata?: { resourceVersion?: string };
         items?: ConfigMapLike[];
       } | null;
       return { resourceVersion: list?.metadata?.resourceVersion ?? '', items: Array.isArray(list?.items) ? list.items : [] };
     },
     watch(resourceVersion, onEvent) {
-      requireAccess('configmaps', 'watch');
       return transport.watch(
+        requireAccess('configmaps', 'watch'),
         path,
         { resourceVersion, fieldSelector, allowWatchBookmarks: 'true', timeoutSeconds: String(watchTimeoutSeconds(random)) },
         (type, object) => onEvent(type as WatchEventType, object ?? {}),

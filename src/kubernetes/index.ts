@@ -10,11 +10,6 @@ import { createTransport } from './transport';
 import type { TransportOptions } from './transport-options';
 import { EventRecorder, type EventSink, type EventType, type PodReference } from './recorder';
 
-export { kubernetesApiAccess } from './access';
-export { EventRecorder, recorderDefaults, type EventSink, type PodReference } from './recorder';
-export { LogSpecConfigMapWatcher, type ConfigMapApi } from './logspec-configmap';
-export { KubernetesApiError } from './api-error';
-
 /** What the integration uses of OperationsSystem (it never reaches further in). */
 export interface KubernetesHost {
   readonly config: NormalisedConfig;
@@ -55,7 +50,7 @@ export interface KubernetesIntegration {
 const dayMs = 86_400_000;
 
 /** The Event (type, reason, message) for a system event. */
-export function describeForKubernetes(event: OperationsEvent): { type: EventType; reason: string; message: string } {
+function describeForKubernetes(event: OperationsEvent): { type: EventType; reason: string; message: string } {
   switch (event.type) {
     case 'health.failing':
       return { type: 'Warning', reason: 'HealthCheckFailed', message: `health check ${event.component} is failing: ${event.reason}` };
@@ -81,7 +76,7 @@ export function describeForKubernetes(event: OperationsEvent): { type: EventType
 }
 
 /** Shortens the watch's inactivity cut for tests of the command (default 30 s, as client-node). */
-export const watchTimeoutVariable = 'FABRIC_OPS_KUBERNETES_WATCH_TIMEOUT_MS';
+const watchTimeoutVariable = 'FABRIC_OPS_KUBERNETES_WATCH_TIMEOUT_MS';
 
 function transportFromEnv(env: NodeJS.ProcessEnv): TransportOptions {
   const text = env[watchTimeoutVariable];
@@ -132,85 +127,32 @@ export async function startKubernetesIntegration(host: KubernetesHost, options: 
   return prepared === null ? null : prepared.start(host);
 }
 
-function startPrepared(
-  host: KubernetesHost,
-  context: {
-    settings: NonNullable<NormalisedConfig['kubernetes']>;
-    pod: PodReference;
-    transport: ReturnType<typeof createTransport>;
-    server: string | undefined;
-    now: () => number;
-    env: NodeJS.ProcessEnv;
-    options: KubernetesIntegrationOptions;
-  },
-): KubernetesIntegration {
-  const { settings, pod, transport, now, env, options } = context;
-  const { namespace } = pod;
+/** What prepareKubernetesIntegration checked and loaded, for the steps of the start. */
+interface StartContext {
+  settings: NonNullable<NormalisedConfig['kubernetes']>;
+  pod: PodReference;
+  transport: ReturnType<typeof createTransport>;
+  server: string | undefined;
+  now: () => number;
+  env: NodeJS.ProcessEnv;
+  options: KubernetesIntegrationOptions;
+}
+
+/** A started part of the integration: how to stop it, given the grace for queued work. */
+type Stop = (graceMs: number) => Promise<void> | void;
+
+function startPrepared(host: KubernetesHost, context: StartContext): KubernetesIntegration {
+  const { settings, pod } = context;
   const logger = host.getLogger('operations.kubernetes');
-  const stops: Array<(graceMs: number) => Promise<void> | void> = [];
-  let recordRefusal: ((message: string) => void) | undefined;
-
-  if (settings.events.enabled) {
-    const dropped = host.metrics.newCounter({
-      namespace: 'kubernetes',
-      subsystem: 'events',
-      name: 'dropped',
-      help: 'Occurrences of Kubernetes events that were never recorded (queue full while the API server was unavailable, or refused)',
-    });
-    const sink: EventSink = createEventSink(transport);
-    const recorder = new EventRecorder({ pod, sink, logger, dropped, now, ...(env.NODE_NAME ? { host: env.NODE_NAME } : {}), ...options.recorder });
-    recordRefusal = (message) => recorder.record('Warning', 'LogSpecRefused', message);
-    const record = (event: OperationsEvent): void => {
-      const { type, reason, message } = describeForKubernetes(event);
-      recorder.record(type, reason, message);
-    };
-
-    const warningDays = settings.events.certificateExpiryWarningDays;
-    const checkExpiry = (): void => {
-      const certificate = host.servingCertificate;
-      if (!certificate || warningDays === 0) return;
-      const left = Date.parse(certificate.notAfter) - now();
-      if (left > warningDays * dayMs) return;
-      const message =
-        left <= 0
-          ? `serving certificate "${certificate.subject}" expired at ${certificate.notAfter}`
-          : `serving certificate "${certificate.subject}" expires at ${certificate.notAfter}, in ${Math.floor(left / dayMs)} days (warning from ${warningDays} days)`;
-      recorder.record('Warning', 'CertificateExpiresSoon', message);
-    };
-    const unsubscribe = host.onEvent((event) => {
-      record(event);
-      if (event.type === 'tls.reloaded') checkExpiry();
-    });
-    checkExpiry();
-    const timer = setInterval(checkExpiry, options.expiryCheckIntervalMs ?? dayMs);
-    timer.unref();
-    stops.push(async (graceMs) => {
-      unsubscribe();
-      clearInterval(timer);
-      await recorder.drain(graceMs);
-      recorder.stop();
-    });
-  }
+  const events = settings.events.enabled ? startEvents(host, context, logger) : null;
+  const watcherStop = startLogSpecWatcher(host, context, logger, events?.recordRefusal);
+  // The watcher stops first, so that nothing it refuses is recorded after the recorder drained.
+  const stops = [watcherStop, events?.stop].filter((stop): stop is Stop => stop !== undefined);
 
   const { name, key } = settings.logspecConfigMap;
-  if (name !== '') {
-    const watcher = new LogSpecConfigMapWatcher({
-      api: createConfigMapApi(transport, namespace, name),
-      namespace,
-      name,
-      key,
-      setLogSpec: (spec, actor) => host.setLogSpec(spec, actor),
-      getLogSpec: () => host.getLogSpec?.() ?? '',
-      ...(recordRefusal ? { onRefused: recordRefusal } : {}),
-      logger,
-    });
-    watcher.start();
-    stops.unshift(() => watcher.stop());
-  }
-
-  logger.info(`Kubernetes integration on for pod ${namespace}/${pod.name}`, {
+  logger.info(`Kubernetes integration on for pod ${pod.namespace}/${pod.name}`, {
     events: settings.events.enabled,
-    logspecConfigMap: name === '' ? null : `${namespace}/${name}#${key}`,
+    logspecConfigMap: name === '' ? null : `${pod.namespace}/${name}#${key}`,
     server: context.server,
   });
   return {
@@ -218,4 +160,76 @@ function startPrepared(
       for (const stop of stops) await stop(graceMs);
     },
   };
+}
+
+/** Events: a recorder fed by the system's events and by the certificate's near-expiry check. */
+function startEvents(host: KubernetesHost, context: StartContext, logger: Logger): { recordRefusal: (message: string) => void; stop: Stop } {
+  const { pod, transport, now, env, options } = context;
+  const dropped = host.metrics.newCounter({
+    namespace: 'kubernetes',
+    subsystem: 'events',
+    name: 'dropped',
+    help: 'Occurrences of Kubernetes events that were never recorded (queue full while the API server was unavailable, or refused)',
+  });
+  const sink: EventSink = createEventSink(transport);
+  const recorder = new EventRecorder({ pod, sink, logger, dropped, now, ...(env.NODE_NAME ? { host: env.NODE_NAME } : {}), ...options.recorder });
+  const checkExpiry = certificateExpiryCheck(host, context.settings.events.certificateExpiryWarningDays, now, (message) =>
+    recorder.record('Warning', 'CertificateExpiresSoon', message),
+  );
+  const unsubscribe = host.onEvent((event) => {
+    const { type, reason, message } = describeForKubernetes(event);
+    recorder.record(type, reason, message);
+    if (event.type === 'tls.reloaded') checkExpiry();
+  });
+  checkExpiry();
+  const timer = setInterval(checkExpiry, options.expiryCheckIntervalMs ?? dayMs);
+  timer.unref();
+  return {
+    recordRefusal: (message) => recorder.record('Warning', 'LogSpecRefused', message),
+    stop: async (graceMs) => {
+      unsubscribe();
+      clearInterval(timer);
+      await recorder.drain(graceMs);
+      recorder.stop();
+    },
+  };
+}
+
+/** Calls `warn` when the serving certificate expires within `warningDays` (0: never), or has expired. */
+function certificateExpiryCheck(host: KubernetesHost, warningDays: number, now: () => number, warn: (message: string) => void): () => void {
+  return () => {
+    const certificate = host.servingCertificate;
+    if (!certificate || warningDays === 0) return;
+    const left = Date.parse(certificate.notAfter) - now();
+    if (left > warningDays * dayMs) return;
+    warn(
+      left <= 0
+        ? `serving certificate "${certificate.subject}" expired at ${certificate.notAfter}`
+        : `serving certificate "${certificate.subject}" expires at ${certificate.notAfter}, in ${Math.floor(left / dayMs)} days (warning from ${warningDays} days)`,
+    );
+  };
+}
+
+/** The logspec ConfigMap watcher, when a ConfigMap is named; refusals also become Events when those are on. */
+function startLogSpecWatcher(
+  host: KubernetesHost,
+  context: StartContext,
+  logger: Logger,
+  recordRefusal: ((message: string) => void) | undefined,
+): Stop | undefined {
+  const { name, key } = context.settings.logspecConfigMap;
+  if (name === '') return undefined;
+  const { namespace } = context.pod;
+  const watcher = new LogSpecConfigMapWatcher({
+    api: createConfigMapApi(context.transport, namespace, name),
+    namespace,
+    name,
+    key,
+    setLogSpec: (spec, actor) => host.setLogSpec(spec, actor),
+    getLogSpec: () => host.getLogSpec?.() ?? '',
+    ...(recordRefusal ? { onRefused: recordRefusal } : {}),
+    logger,
+  });
+  watcher.start();
+  return () => watcher.stop();
 }

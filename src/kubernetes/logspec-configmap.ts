@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { messageOf } from '../errors';
 import { formatLogSpec, parseLogSpec } from '../logging/spec';
 import type { Logger } from '../logging/types';
 import { backoffDelay, type BackoffPolicy } from '../metrics/statsd/backoff';
@@ -243,7 +244,7 @@ export class LogSpecConfigMapWatcher {
     try {
       this.options.setLogSpec(value, this.actor);
     } catch (error) {
-      this.refuse(error instanceof Error ? error.message : String(error), value, active);
+      this.refuse(messageOf(error), value, active);
     }
   }
 
@@ -257,7 +258,7 @@ export class LogSpecConfigMapWatcher {
 
   private failed(error: unknown): void {
     const status = statusCodeOf(error);
-    const problem = bounded(error instanceof Error ? error.message : String(error));
+    const problem = bounded(messageOf(error));
     if (this.outage !== null) return;
     this.outage = problem;
     this.options.logger.warn(`cannot watch ${this.where} (${problem}); retrying with backoff`, { problem, status });

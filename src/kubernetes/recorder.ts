@@ -1,4 +1,6 @@
+import { FabricOpsError, messageOf } from '../errors';
 import type { Logger } from '../logging/types';
+import { backoffDelay, type BackoffPolicy } from '../metrics/statsd/backoff';
 import type { Counter } from '../metrics/types';
 import { bounded, KubernetesApiError } from './api-error';
 import { TokenBuckets } from './token-bucket';
@@ -56,7 +58,7 @@ export interface EventRecorderOptions {
   refillIntervalMs?: number;
   /** One API call's limit; a call that takes longer counts as failed. Default 10 s. */
   requestTimeoutMs?: number;
-  /** Retry delays after a failed write: doubling from initial to max. */
+  /** Retry delays after a failed write: doubling from initial to max (backoffDelay, no jitter). */
   backoffInitialMs?: number;
   backoffMaxMs?: number;
 }
@@ -104,7 +106,7 @@ export function statusCodeOf(error: unknown): number | undefined {
 function describe(error: unknown): string {
   if (error instanceof KubernetesApiError) return error.message;
   const status = statusCodeOf(error);
-  const text = bounded(error instanceof Error ? error.message : String(error));
+  const text = bounded(messageOf(error));
   return status === undefined ? text : `HTTP ${status}: ${text}`;
 }
 
@@ -112,7 +114,10 @@ function kubernetesTime(ms: number): string {
   return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
 }
 
-class TimeoutError extends Error {}
+/** An Event write that got no answer within requestTimeoutMs (it counts as failed and is retried). */
+export class EventWriteTimeoutError extends FabricOpsError {
+  override readonly code = 'FABRIC_OPS_KUBERNETES_EVENT_TIMEOUT';
+}
 
 /**
  * Kubernetes' event recorder, the parts that matter here: identical events (type, reason,
@@ -233,7 +238,9 @@ export class EventRecorder {
   }
 
   private async pump(): Promise<void> {
-    let backoffMs: number = this.limits.backoffInitialMs;
+    // The project's one backoff, without jitter: delays double from initial to max, as before.
+    const backoff: BackoffPolicy = { initialMs: this.limits.backoffInitialMs, maxMs: this.limits.backoffMaxMs, factor: 2, jitter: 0 };
+    let failures = 0;
     while (!this.stopped && this.pending.size > 0) {
       const nowMs = this.now();
       let next: Entry | undefined;
@@ -253,11 +260,11 @@ export class EventRecorder {
       this.buckets.take(next.key, nowMs);
       const result = await this.write(next);
       if (result === 'retry') {
-        await this.sleep(backoffMs);
-        backoffMs = Math.min(backoffMs * 2, this.limits.backoffMaxMs);
+        failures += 1;
+        await this.sleep(backoffDelay(backoff, failures, Math.random));
         continue;
       }
-      backoffMs = this.limits.backoffInitialMs;
+      failures = 0;
     }
   }
 
@@ -330,7 +337,7 @@ export class EventRecorder {
     const limit = this.limits.requestTimeoutMs;
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new TimeoutError(`no answer within ${limit} ms`)), limit);
+      timer = setTimeout(() => reject(new EventWriteTimeoutError(`no answer within ${limit} ms`)), limit);
     });
     call.catch(() => undefined); // a late rejection after the timeout is not unhandled
     return Promise.race([call, timeout]).finally(() => clearTimeout(timer));

@@ -1,6 +1,8 @@
 import http from 'node:http';
 import https from 'node:https';
 import type * as K8s from '@kubernetes/client-node' with { 'resolution-mode': 'import' };
+import { messageOf } from '../errors';
+import { checkAccessPath, KubernetesAccessError, type ApiAccess } from './access';
 import { bounded, KubernetesApiError } from './api-error';
 import type { TransportOptions, WatchEnd, WatchStream } from './transport-options';
 
@@ -16,10 +18,13 @@ import type { TransportOptions, WatchEnd, WatchStream } from './transport-option
  * connected, and skips lines that are not JSON. The watch loop needs all four facts.
  */
 export interface KubernetesTransport {
-  /** One request; resolves with the parsed body of a 2xx answer, rejects with KubernetesApiError. */
-  request(method: 'GET' | 'POST' | 'PATCH', path: string, options?: { query?: Record<string, string>; body?: unknown; contentType?: string }): Promise<unknown>;
-  /** A watch (`?watch=true`): `onEvent` gets each event of the stream. */
-  watch(path: string, query: Record<string, string>, onEvent: (type: string, object: unknown) => void): WatchStream;
+  /**
+   * One request, its method given by `access` (requireAccess); resolves with the parsed body of a
+   * 2xx answer, rejects with KubernetesApiError.
+   */
+  request(access: ApiAccess, path: string, options?: { query?: Record<string, string>; body?: unknown; contentType?: string }): Promise<unknown>;
+  /** A watch (`?watch=true`, `access` the watch entry of the resource): `onEvent` gets each event of the stream. */
+  watch(access: ApiAccess, path: string, query: Record<string, string>, onEvent: (type: string, object: unknown) => void): WatchStream;
 }
 
 export type { TransportOptions, WatchEnd, WatchStream } from './transport-options';
@@ -29,7 +34,7 @@ const maxBodyBytes = 3 * 1024 * 1024;
 
 function networkError(method: string, path: string, error: unknown): KubernetesApiError {
   if (error instanceof KubernetesApiError) return error;
-  const text = error instanceof Error ? error.message : String(error);
+  const text = messageOf(error);
   return new KubernetesApiError(`${method} ${path}: ${text}`);
 }
 
@@ -70,7 +75,10 @@ export function createTransport(kubeConfig: K8s.KubeConfig, options: TransportOp
   }
 
   return {
-    async request(method, path, { query = {}, body, contentType = 'application/json' } = {}) {
+    async request(access, path, { query = {}, body, contentType = 'application/json' } = {}) {
+      if (access.verb === 'watch') throw new KubernetesAccessError(`${access.resource}: a watch goes through watch(), not request()`);
+      checkAccessPath(access, path);
+      const method = access.method;
       const payload = body === undefined ? undefined : JSON.stringify(body);
       let req: http.ClientRequest;
       try {
@@ -106,7 +114,9 @@ export function createTransport(kubeConfig: K8s.KubeConfig, options: TransportOp
       });
     },
 
-    watch(path, query, onEvent) {
+    watch(access, path, query, onEvent) {
+      if (access.verb !== 'watch') throw new KubernetesAccessError(`${access.verb} ${access.resource}: watch() needs the watch entry`);
+      checkAccessPath(access, path);
       let settleConnected!: { resolve: () => void; reject: (error: KubernetesApiError) => void };
       let settleEnded!: { resolve: (end: WatchEnd) => void; reject: (error: KubernetesApiError) => void };
       const connected = new Promise<void>((resolve, reject) => (settleConnected = { resolve, reject }));

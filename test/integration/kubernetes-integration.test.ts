@@ -3,6 +3,7 @@ import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { kubernetesApiAccess } from '../../src/kubernetes/access';
 import { FakeApiServer, kubeconfigFor, type StoredEvent } from '../support/fake-apiserver';
 import { request } from '../support/http';
 import { createTestPki, type TestPki } from '../support/pki';
@@ -39,6 +40,17 @@ async function fakeDocker(socketPath: string): Promise<{ healthy: boolean; close
 
 function eventsWith(api: FakeApiServer, reason: string): StoredEvent[] {
   return [...api.events.values()].filter((event) => event.reason === reason);
+}
+
+/** A request to the core API (/api/v1) as kube-apiserver's RBAC names it: apiGroup/resource/verb. */
+function rbacOf(request: FakeApiServer['requests'][number]): string {
+  const match = /^\/api\/v1\/namespaces\/[^/]+\/([^/]+)(\/[^/]+)?$/.exec(request.path);
+  if (!match) return `not a namespaced core API path: ${request.method} ${request.path}`;
+  const [, resource, object] = match;
+  const verbs: Record<string, string> = { POST: 'create', PATCH: 'patch', PUT: 'update', DELETE: 'delete' };
+  const verb =
+    request.method === 'GET' ? (request.query.get('watch') === 'true' ? 'watch' : object ? 'get' : 'list') : (verbs[request.method] ?? request.method);
+  return `/${resource}/${verb}`;
 }
 
 describe('Kubernetes integration (fake API server, kubeconfig)', () => {
@@ -204,6 +216,12 @@ describe('Kubernetes integration (fake API server, kubeconfig)', () => {
     api.setConfigMap(namespace, configMapName, { logspec: 'chaincode=debug:info' });
     await waitFor('the spec after the restart', async () => (await logspec()) === 'chaincode=debug:info', { timeoutMs: 40_000 });
   }, 60_000);
+
+  it('the calls the API server received are exactly the table the chart derives its Role from (src/kubernetes/access.ts)', () => {
+    const table = kubernetesApiAccess.flatMap((access) => access.verbs.map((verb) => `${access.apiGroup}/${access.resource}/${verb}`)).sort();
+    const received = [...new Set(api.requests.map(rbacOf))].sort();
+    expect(received).toEqual(table);
+  });
 });
 
 describe('Kubernetes integration through the in-cluster service account', () => {

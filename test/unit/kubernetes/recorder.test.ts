@@ -117,6 +117,43 @@ describe('EventRecorder', () => {
     recorder.stop();
   });
 
+  test('failed writes are retried after delays doubling from backoffInitialMs to backoffMaxMs; a success resets them', async () => {
+    jest.useFakeTimers();
+    try {
+      const attempts: number[] = [];
+      let failing = true;
+      const sink: EventSink = {
+        async create() {
+          attempts.push(Date.now());
+          if (failing) throw Object.assign(new Error('unavailable'), { statusCode: 503 });
+        },
+        async patch() {
+          attempts.push(Date.now());
+          if (failing) throw Object.assign(new Error('unavailable'), { statusCode: 503 });
+        },
+      };
+      const recorder = new EventRecorder({ pod, sink, logger: captureLogger().logger, dropped: counter(), backoffInitialMs: 100, backoffMaxMs: 400 });
+      const start = Date.now();
+      recorder.record('Warning', 'R', 'm');
+      await jest.advanceTimersByTimeAsync(1_500);
+      // Attempts at 0, then after 100, 200, 400, 400 (capped) ms.
+      expect(attempts.map((at) => at - start)).toEqual([0, 100, 300, 700, 1100, 1500]);
+      failing = false;
+      await jest.advanceTimersByTimeAsync(400);
+      expect(attempts).toHaveLength(7);
+      failing = true;
+      attempts.length = 0;
+      const second = Date.now();
+      recorder.record('Warning', 'R', 'm');
+      await jest.advanceTimersByTimeAsync(300);
+      // Back to the initial delay after the success.
+      expect(attempts.map((at) => at - second)).toEqual([0, 100, 300]);
+      recorder.stop();
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
   test('an event the server refuses as invalid (422) is dropped, not retried', async () => {
     const sink = new MemorySink();
     sink.failWith = { statusCode: 422 };
