@@ -478,6 +478,9 @@ export async function startFabricNetwork(): Promise<FabricNetwork> {
   requireCommand('tar');
   const home = fabricNetworkHome();
   const dir = await mkdtemp(path.join(os.tmpdir(), 'fabric-ops-fabnet-'));
+  // Probed, not port 0: the real orderer and peer take every port from their configuration and
+  // never report what they bound, and the channel's genesis block (configtx.yaml) and the peer's
+  // own address must name them before either starts.
   const ports: NetworkPorts = {
     orderer: await freeTcpPort(),
     ordererAdmin: await freeTcpPort(),
