@@ -25,6 +25,7 @@ import {
   channelName,
   startChaincodeServer,
   startFabricNetwork,
+  loggedOperationsUrl,
   waitForPort,
   type ChaincodeProject,
   type Daemon,
@@ -57,7 +58,9 @@ interface Variant {
 }
 
 async function measureStart(project: ChaincodeProject, variant: Variant, dir: string, run: number): Promise<{ ms: number; rss: number }> {
-  const [port, opsPort] = [await freeTcpPort(), await freeTcpPort()];
+  // The chaincode port is probed: the chaincode server logs the address it was given, not the
+  // one bound, and a peer must be told it. The operations server binds port 0 and logs where.
+  const port = await freeTcpPort();
   const started = performance.now();
   const daemon = startChaincodeServer({
     project,
@@ -66,11 +69,11 @@ async function measureStart(project: ChaincodeProject, variant: Variant, dir: st
     port,
     packageId: 'kv_1.0:0000',
     logFile: path.join(dir, `${variant.label}-start-${run}.log`),
-    env: { CORE_OPERATIONS_LISTENADDRESS: `127.0.0.1:${opsPort}` },
+    env: { CORE_OPERATIONS_LISTENADDRESS: '127.0.0.1:0' },
   });
   try {
     await waitForPort(port, daemon, 60_000);
-    if (variant.ops) await waitForPort(opsPort, daemon, 60_000);
+    if (variant.ops) await waitForPort(Number(new URL(await loggedOperationsUrl(daemon, 60_000)).port), daemon, 60_000);
     const ms = performance.now() - started;
     await new Promise((resolve) => setTimeout(resolve, 1000));
     return { ms, rss: rssMiB(daemon.child.pid) };
@@ -109,7 +112,8 @@ async function main(): Promise<void> {
       [variants[1], 'kvops'],
     ] as const) {
       if (variant === undefined) continue;
-      const [port, opsPort] = [await freeTcpPort(), await freeTcpPort()];
+      // Probed: the peer dials this address (see measureStart). The operations port is not read.
+      const port = await freeTcpPort();
       await network.deployCcaas({
         name,
         port,
@@ -122,7 +126,7 @@ async function main(): Promise<void> {
             port,
             packageId,
             logFile: path.join(network.dir, `${name}.log`),
-            env: { CORE_OPERATIONS_LISTENADDRESS: `127.0.0.1:${opsPort}` },
+            env: { CORE_OPERATIONS_LISTENADDRESS: '127.0.0.1:0' },
           });
           daemons.push(daemon);
           deployed.push({ variant, name, daemon });

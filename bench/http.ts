@@ -141,6 +141,9 @@ function get(url: string, path: string, timeoutMs = 2000): Promise<{ status: num
 }
 
 async function startInstance(contender: Contender, mode: Mode, pki: TestPki): Promise<Instance> {
+  // Probed, not port 0: the other contenders (bench/http-servers, the Go server) take BENCH_PORT
+  // and print nothing, and the start figure is the time to the first /healthz 200 found the
+  // same way for every contender.
   const port = await freeTcpPort();
   const { argv, env } = launchSpec(contender, mode, port, pki);
   const url = `${mode === 'tls' ? 'https' : 'http'}://127.0.0.1:${port}`;

@@ -23,7 +23,6 @@ import { parseArgs } from 'node:util';
 import { FakeApiServer, kubeconfigFor } from '../test/support/fake-apiserver';
 import { request } from '../test/support/http';
 import { createTestPki } from '../test/support/pki';
-import { freeTcpPort } from '../test/support/ports';
 import { terminate } from '../test/support/processes';
 
 /** The command under measure: FABRIC_OPS_DIST (default ./dist)/cli.js, started as test/support/cli.ts starts it. */
@@ -72,12 +71,11 @@ async function main(): Promise<void> {
   await api.start();
   api.setConfigMap(namespace, configMapName, { logspec: 'info' });
   await writeFile(path.join(dir, 'kubeconfig'), kubeconfigFor(api, pki.serverCA.certPem));
-  const port = await freeTcpPort();
   const cli = runCommand({
     KUBECONFIG: path.join(dir, 'kubeconfig'),
     POD_NAME: 'peer0-ops',
     POD_NAMESPACE: namespace,
-    CORE_OPERATIONS_LISTENADDRESS: `127.0.0.1:${port}`,
+    CORE_OPERATIONS_LISTENADDRESS: '127.0.0.1:0',
     CORE_OPERATIONS_KUBERNETES_EVENTS_ENABLED: 'true',
     CORE_OPERATIONS_KUBERNETES_LOGSPECCONFIGMAP_NAME: configMapName,
   });

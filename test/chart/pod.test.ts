@@ -263,6 +263,8 @@ describe.each(scenarios)('the rendered peer pod, $name', (scenario) => {
     dir = mkdtempSync(path.join(tmpdir(), 'fabric-ops-chart-pod-'));
     root = path.join(dir, 'root');
     secrets = makeSecrets(dir);
+    // Probed, not port 0: the chart's schema requires operations.port 1-65535, and the rendered
+    // probe, the helm test pod's URL and NOTES.txt name that port, which is what is checked here.
     port = await freeTcpPort();
     options = { set: { ...scenario.set, 'operations.port': port, 'logging.spec': 'info' } };
     objects = render(options).objects;
@@ -434,6 +436,8 @@ describe('the rendered pod in fleet mode (ci/fleet-values.yaml shape, existing S
     dir = mkdtempSync(path.join(tmpdir(), 'fabric-ops-chart-fleet-'));
     root = path.join(dir, 'root');
     secrets = makeSecrets(dir);
+    // Probed, not port 0: the chart's schema requires operations.port 1-65535, and the fleet's
+    // one node is this pod itself, whose URL must name that port before the server starts.
     port = await freeTcpPort();
     // The fleet's one node is this pod itself, by its Service name: the group's Secret is the
     // scraper's pair (a client of the release's CA, which also signed the server certificate).

@@ -5,7 +5,6 @@ import {
   killAllFabricNodes,
   makeFabricWorkDir,
   startFabricNode,
-  uniquePort,
   writeNodeConfig,
   type NodeConfigOptions,
   type NodeKind,
@@ -555,10 +554,9 @@ describe.each(homes.map((h) => [path.basename(h), h] as const))('against %s', (_
   }
 
   async function oursOutcome(config: Awaited<ReturnType<typeof writeNodeConfig>>, cc: ConfigCase): Promise<string> {
-    const port = await uniquePort();
     let system;
     try {
-      system = await startOurs(config, cc.env, port);
+      system = await startOurs(config, cc.env);
     } catch {
       return 'refused at start';
     }

@@ -4,7 +4,6 @@ import { Writable } from 'node:stream';
 import { startOperationsSystem, type OperationsSystem } from '../../src/index';
 import {
   listenAddressVariable,
-  uniquePort,
   startFabricNode,
   writeNodeConfig,
   type FabricNode,
@@ -55,11 +54,12 @@ const discard = (): Writable =>
   });
 
 /** Starts fabric-ops in this process from the node's config directory and environment, as the command would. */
-export async function startOurs(config: NodeConfig, env: Record<string, string>, port: number): Promise<OperationsSystem> {
+export async function startOurs(config: NodeConfig, env: Record<string, string>): Promise<OperationsSystem> {
+  // Port 0, read back from `address.port` by the callers: in-process, nothing else needs it first.
   return startOperationsSystem({
     configFile: config.file,
     dialect: config.kind,
-    env: { ...config.env, [listenAddressVariable(config.kind)]: `127.0.0.1:${port}`, ...env },
+    env: { ...config.env, [listenAddressVariable(config.kind)]: '127.0.0.1:0', ...env },
     logStream: discard(),
   });
 }
@@ -100,12 +100,10 @@ export async function startScenario(workDir: string, pki: TestPki, options: Scen
             fabricNodes.push(node);
             return node;
           }),
-          uniquePort().then((port) =>
-            startOurs(config, env, port).then((system) => {
-              ourSystems.push(system);
-              return system;
-            }),
-          ),
+          startOurs(config, env).then((system) => {
+            ourSystems.push(system);
+            return system;
+          }),
         ]);
         const targetTls = tls
           ? { ca: pki.serverCA.certPem, clients: { trusted: pki.client, untrusted: pki.untrustedClient, expired: pki.expiredClient } }

@@ -40,6 +40,8 @@ function firstOk(port: number, deadline: number): Promise<void> {
 }
 
 async function measure(label: string, config: NodeConfig, command: string, args: string[]): Promise<{ label: string; ms: number; child: ChildProcess }> {
+  // Probed, not port 0: the Fabric nodes never report their bound port, and every process is
+  // timed the same way, to its first 200 on this port.
   const port = await uniquePort();
   const started = process.hrtime.bigint();
   const child = spawn(command, args, {

@@ -10,7 +10,7 @@
  * the instance, and the alerts for the failing checker, the 401s and the fleet node that does not
  * answer go pending.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { connect, type Socket } from 'node:net';
@@ -28,6 +28,7 @@ import { request } from '../support/http';
 import { createTestPki, type TestPki } from '../support/pki';
 import { freeTcpPort } from '../support/ports';
 import { requireCommand } from '../support/prerequisites';
+import { spawnPrometheus } from '../support/prometheus-server';
 import { delay, waitFor } from '../support/wait';
 import { dashboardQueries, fleetRulesFile, prometheusConfigFile, readDashboard, rulesFile, run } from './deploy-files';
 
@@ -239,6 +240,8 @@ beforeAll(async () => {
       groups: { org1: { tls: { certFile: pki.client.cert, keyFile: pki.client.key, caFiles: [pki.serverCA.cert] } } },
       nodes: [
         { name: 'ops-node', url: fleetNode.url, dialect: 'peer', group: 'org1', labels: { role: 'peer' } },
+        // Probed and left closed: this node must refuse connections, which no listener (port 0
+        // or not) can do while it holds the port.
         { name: 'closed-port', url: `https://127.0.0.1:${await freeTcpPort()}`, dialect: 'orderer', group: 'org1' },
       ],
     },
@@ -284,18 +287,11 @@ beforeAll(async () => {
   await copyFile(rulesFile, join(dir, 'alert-rules.yaml'));
   await copyFile(fleetRulesFile, join(dir, 'fleet-alert-rules.yaml'));
 
-  const apiPort = await freeTcpPort();
-  api = `http://127.0.0.1:${apiPort}`;
-  prometheus = spawn(
-    'prometheus',
-    [`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${apiPort}`],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  const keep = (chunk: Buffer): void => {
-    prometheusOutput = (prometheusOutput + chunk.toString()).slice(-8192);
-  };
-  prometheus.stdout?.on('data', keep);
-  prometheus.stderr?.on('data', keep);
+  const run = spawnPrometheus([`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`], (chunk) => {
+    prometheusOutput = (prometheusOutput + chunk).slice(-8192);
+  });
+  prometheus = run.child;
+  api = await run.api;
 });
 
 afterAll(async () => {

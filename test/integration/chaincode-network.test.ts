@@ -7,6 +7,7 @@ import { freeTcpPort } from '../support/ports';
 import {
   buildChaincodeProject,
   channelName,
+  loggedOperationsUrl,
   startChaincodeServer,
   startFabricNetwork,
   waitFor,
@@ -110,8 +111,10 @@ describe.each(deployments)('chaincode $name (peer-chaincode TLS: $ccTls) with fa
   const health = async (): Promise<HttpAnswer> => ops('/healthz', { withClientCert: clientAuthRequired });
 
   beforeAll(async () => {
-    const [ccPort, opsPort] = [await freeTcpPort(), await freeTcpPort()];
-    opsUrl = `https://127.0.0.1:${opsPort}`;
+    // The chaincode port is probed: the peer must be told it before the server starts, and the
+    // chaincode server logs the address it was given, not the one bound. The operations server
+    // binds port 0 and its "listening on" line says where.
+    const ccPort = await freeTcpPort();
     maintenanceFile = path.join(network.dir, `${name}-maintenance`);
     const tls = ccTls ? await network.issueChaincodeServerTls(name) : undefined;
     await network.deployCcaas({
@@ -127,7 +130,7 @@ describe.each(deployments)('chaincode $name (peer-chaincode TLS: $ccTls) with fa
           tls,
           logFile: path.join(network.dir, `chaincode-${name}.log`),
           env: {
-            CORE_OPERATIONS_LISTENADDRESS: `127.0.0.1:${opsPort}`,
+            CORE_OPERATIONS_LISTENADDRESS: '127.0.0.1:0',
             CORE_OPERATIONS_TLS_ENABLED: 'true',
             CORE_OPERATIONS_TLS_CERT_FILE: pki.server.cert,
             CORE_OPERATIONS_TLS_KEY_FILE: pki.server.key,
@@ -139,7 +142,7 @@ describe.each(deployments)('chaincode $name (peer-chaincode TLS: $ccTls) with fa
         });
         chaincodes.push(chaincode);
         await waitForPort(ccPort, chaincode);
-        await waitForPort(opsPort, chaincode);
+        opsUrl = await loggedOperationsUrl(chaincode);
         // Listening, no peer yet, within the registration time: healthy.
         const early = await health();
         expect({ status: early.status, body: early.json }).toMatchObject({ status: 200, body: { status: 'OK' } });

@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os';
 import net from 'node:net';
 import path from 'node:path';
 import { build } from 'esbuild';
-import { freeTcpPort } from '../support/ports';
 
 /**
  * A chaincode process as `fabric-chaincode-node server` runs it, with fabric-ops/chaincode
@@ -47,28 +46,26 @@ afterAll(async () => {
 
 /** Runs the chaincode until it exits (at most 30 s); its status and output. */
 function runChaincode(env: NodeJS.ProcessEnv): Promise<{ code: number | null; stderr: string; stdout: string }> {
-  return freeTcpPort().then(
-    (ccPort) =>
-      new Promise((resolve, reject) => {
-        const child = spawn(
-          process.execPath,
-          [path.join(repoRoot, 'node_modules/fabric-shim/cli.js'), 'server', `--chaincode-address=127.0.0.1:${ccPort}`, '--chaincode-id=kv:1'],
-          { cwd: moduleDir, env: { PATH: process.env.PATH, HOME: moduleDir, ...env } },
-        );
-        let stdout = '';
-        let stderr = '';
-        child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-        child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-        const timer = setTimeout(() => {
-          child.kill('SIGKILL');
-          reject(new Error(`the chaincode did not exit within 30 s; stderr:\n${stderr}`));
-        }, 30_000);
-        child.on('exit', (code) => {
-          clearTimeout(timer);
-          resolve({ code, stderr, stdout });
-        });
-      }),
-  );
+  // Port 0 for the chaincode server: no peer dials it here, each run exits on its operations settings.
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      [path.join(repoRoot, 'node_modules/fabric-shim/cli.js'), 'server', '--chaincode-address=127.0.0.1:0', '--chaincode-id=kv:1'],
+      { cwd: moduleDir, env: { PATH: process.env.PATH, HOME: moduleDir, ...env } },
+    );
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`the chaincode did not exit within 30 s; stderr:\n${stderr}`));
+    }, 30_000);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stderr, stdout });
+    });
+  });
 }
 
 test('operations port taken: one fabric-ops line naming the address and the variable, exit 1, no usage text or stack', async () => {

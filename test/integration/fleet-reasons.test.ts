@@ -56,6 +56,8 @@ beforeAll(async () => {
       res.end(JSON.stringify({ status: 'OK', time: new Date().toISOString() }));
     }, 300);
   });
+  // closedPort is probed and left closed: that node must refuse the connection ('unreachable'),
+  // which a listener, on port 0 or any other, cannot do while it holds the port.
   const [oddUrl, slowUrl, closedPort] = [await listen(oddServer), await listen(slowServer), await freeTcpPort()];
   stateDir = await mkdtemp(path.join(tmpdir(), 'fabric-ops-fleet-reasons-'));
   const org = (name: string) => path.join(fabric.dir, name);

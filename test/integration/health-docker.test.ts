@@ -27,6 +27,8 @@ describe('health against a private Docker engine', () => {
 
   beforeAll(async () => {
     pki = await createTestPki();
+    // Probed: PrivateDockerd (test/support/dockerd.ts) passes the port to dockerd's -H flag and
+    // waits on it; reading a bound port 0 back from dockerd's log is not done yet.
     dockerd = await PrivateDockerd.start({
       tls: { port: await freePort(), caFile: pki.clientCA.cert, certFile: pki.server.cert, keyFile: pki.server.key },
     });

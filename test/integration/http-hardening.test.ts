@@ -6,7 +6,6 @@ import { testConfig } from '../support/config';
 import { request } from '../support/http';
 import { LogCapture } from '../support/log-capture';
 import { createTestPki, type TestPki } from '../support/pki';
-import { freeUdpPort } from '../support/ports';
 import { waitFor } from '../support/wait';
 import { rawExchange, silentConnection, writeUntilClosed, type RawExchange, type RawResponse } from '../support/raw-http';
 
@@ -255,11 +254,11 @@ describe('defect 3: the connection cap', () => {
   });
 
   it('counts refusals in StatsD too', async () => {
-    const udpPort = await freeUdpPort();
     const daemon = dgram.createSocket('udp4');
     const lines: string[] = [];
     daemon.on('message', (message) => lines.push(...message.toString().split('\n')));
-    await new Promise<void>((resolve) => daemon.bind(udpPort, '127.0.0.1', resolve));
+    await new Promise<void>((resolve) => daemon.bind(0, '127.0.0.1', resolve));
+    const udpPort = daemon.address().port;
     const system = await startOperationsSystem({
       config: testConfig({
         operations: { maxConnections: 1 },

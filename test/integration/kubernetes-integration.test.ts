@@ -7,7 +7,6 @@ import { kubernetesApiAccess } from '../../src/kubernetes/access';
 import { FakeApiServer, kubeconfigFor, type StoredEvent } from '../support/fake-apiserver';
 import { request } from '../support/http';
 import { createTestPki, type TestPki } from '../support/pki';
-import { freeTcpPort } from '../support/ports';
 import { terminate } from '../support/processes';
 import { requireBuiltCli, runCli, type CliRun } from '../support/cli';
 import { delay, waitFor } from '../support/wait';
@@ -72,13 +71,12 @@ describe('Kubernetes integration (fake API server, kubeconfig)', () => {
     api.setConfigMap(namespace, configMapName, { logspec: 'gossip=debug:info\n' });
     await writeFile(path.join(dir, 'kubeconfig'), kubeconfigFor(api, pki.serverCA.certPem));
     docker = await fakeDocker(path.join(dir, 'docker.sock'));
-    const port = await freeTcpPort();
     cli = runCli([], {
       KUBECONFIG: path.join(dir, 'kubeconfig'),
       POD_NAME: podName,
       POD_NAMESPACE: namespace,
       POD_UID: '0f1e2d3c-aaaa-bbbb-cccc-1234567890ab',
-      CORE_OPERATIONS_LISTENADDRESS: `127.0.0.1:${port}`,
+      CORE_OPERATIONS_LISTENADDRESS: '127.0.0.1:0',
       CORE_OPERATIONS_KUBERNETES_EVENTS_ENABLED: 'true',
       CORE_OPERATIONS_KUBERNETES_LOGSPECCONFIGMAP_NAME: configMapName,
       CORE_OPERATIONS_HEALTHCHECK_CONTAINERRUNTIME_TYPE: 'docker',
@@ -239,14 +237,13 @@ describe('Kubernetes integration through the in-cluster service account', () => 
       await writeFile(path.join(accountDir, 'ca.crt'), pki.serverCA.certPem);
       await writeFile(path.join(accountDir, 'namespace'), namespace);
       const soon = await pki.issue('expiring-server', 'serverCA', { cn: 'localhost', days: 5 });
-      const port = await freeTcpPort();
       cli = runCli([], {
         KUBERNETES_SERVICE_HOST: '127.0.0.1',
         KUBERNETES_SERVICE_PORT: String(api.port),
         FABRIC_OPS_SERVICEACCOUNT_ROOT: dir,
         POD_NAME: podName,
         POD_NAMESPACE: namespace,
-        CORE_OPERATIONS_LISTENADDRESS: `127.0.0.1:${port}`,
+        CORE_OPERATIONS_LISTENADDRESS: '127.0.0.1:0',
         CORE_OPERATIONS_TLS_ENABLED: 'true',
         CORE_OPERATIONS_TLS_CERT_FILE: soon.cert,
         CORE_OPERATIONS_TLS_KEY_FILE: soon.key,

@@ -4,7 +4,6 @@ import path from 'node:path';
 import { FakeApiServer, fakeServiceAccountUser, kubeconfigFor, type StoredEvent } from '../support/fake-apiserver';
 import { request } from '../support/http';
 import { createTestPki, type TestPki } from '../support/pki';
-import { freeTcpPort } from '../support/ports';
 import { terminate } from '../support/processes';
 import { requireBuiltCli, runCli, type CliRun } from '../support/cli';
 import { delay, waitFor } from '../support/wait';
@@ -56,12 +55,11 @@ describe('the ConfigMap watch of the command against a faithful API server', () 
   });
 
   async function startCli(extra: NodeJS.ProcessEnv = {}): Promise<{ url: string; logspec: () => Promise<string>; output: () => string }> {
-    const port = await freeTcpPort();
     const run = runCli([], {
       KUBECONFIG: path.join(dir, 'kubeconfig'),
       POD_NAME: podName,
       POD_NAMESPACE: namespace,
-      CORE_OPERATIONS_LISTENADDRESS: `127.0.0.1:${port}`,
+      CORE_OPERATIONS_LISTENADDRESS: '127.0.0.1:0',
       CORE_OPERATIONS_KUBERNETES_EVENTS_ENABLED: 'true',
       CORE_OPERATIONS_KUBERNETES_LOGSPECCONFIGMAP_NAME: configMapName,
       ...extra,
@@ -215,10 +213,9 @@ describe('the ConfigMap watch of the command against a faithful API server', () 
   }, 90_000);
 
   it('7. wrong Kubernetes settings are refused before the server listens', async () => {
-    const port = await freeTcpPort();
     const missingIdentity = runCli([], {
       KUBECONFIG: path.join(dir, 'kubeconfig'),
-      CORE_OPERATIONS_LISTENADDRESS: `127.0.0.1:${port}`,
+      CORE_OPERATIONS_LISTENADDRESS: '127.0.0.1:0',
       CORE_OPERATIONS_KUBERNETES_LOGSPECCONFIGMAP_NAME: configMapName,
     });
     expect((await missingIdentity.exited).code).toBe(2);
@@ -229,7 +226,7 @@ describe('the ConfigMap watch of the command against a faithful API server', () 
       KUBECONFIG: path.join(dir, 'no-such-kubeconfig'),
       POD_NAME: podName,
       POD_NAMESPACE: namespace,
-      CORE_OPERATIONS_LISTENADDRESS: `127.0.0.1:${port}`,
+      CORE_OPERATIONS_LISTENADDRESS: '127.0.0.1:0',
       CORE_OPERATIONS_KUBERNETES_EVENTS_ENABLED: 'true',
     });
     expect((await noCredentials.exited).code).toBe(1);

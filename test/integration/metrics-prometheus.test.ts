@@ -12,7 +12,7 @@ import { testConfig } from '../support/config';
 import { request, type HttpAnswer } from '../support/http';
 import { createTestPki, type TestPki } from '../support/pki';
 import { requireCommand } from '../support/prerequisites';
-import { freeTcpPort } from '../support/ports';
+import { spawnPrometheus } from '../support/prometheus-server';
 import { waitFor } from '../support/wait';
 
 let pki: TestPki;
@@ -126,18 +126,11 @@ describe('a real Prometheus server scraping /metrics with a client certificate',
         '',
       ].join('\n'),
     );
-    const apiPort = await freeTcpPort();
-    api = `http://127.0.0.1:${apiPort}`;
-    prometheus = spawn(
-      'prometheus',
-      [`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${apiPort}`],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    const keep = (chunk: Buffer): void => {
-      output = (output + chunk.toString()).slice(-8192);
-    };
-    prometheus.stdout?.on('data', keep);
-    prometheus.stderr?.on('data', keep);
+    const run = spawnPrometheus([`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`], (chunk) => {
+      output = (output + chunk).slice(-8192);
+    });
+    prometheus = run.child;
+    api = await run.api;
   });
 
   afterAll(async () => {

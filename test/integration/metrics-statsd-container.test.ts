@@ -65,6 +65,8 @@ describe('StatsD daemon in a container (testcontainers)', () => {
     requireCommand('docker');
     await buildImage();
     dataDir = await mkdtemp(join(tmpdir(), 'fabric-ops-statsd-data-'));
+    // Probed, not port 0: statsd 0.9 reads port 0 as unset (`config.port || 8125`,
+    // `config.mgmt_port || 8126`) and logs no bound port.
     ports.udp = await freeUdpPort();
     ports.tcp = await freeTcpPort();
     await writeFile(

@@ -103,6 +103,7 @@ describe.each(['udp', 'tcp'] as const)('StatsD over %s, against the real daemon'
 
 describe.each(['udp', 'tcp'] as const)('StatsD over %s, daemon down at start', (network) => {
   test('the system starts with a warning, and values arrive once the daemon is up', async () => {
+    // Probed: the daemon is down first and started later on this port (statsd 0.9 cannot bind port 0).
     const port = await freePort(network);
     const { system, loggers } = startSystem(statsdConfig(network, port, 100), { statsd: { backoff: fastBackoff } });
     await system.start();
@@ -177,6 +178,7 @@ describe('StatsD over tcp, daemon stopped mid-run and started again', () => {
 
 describe.each(['udp', 'tcp'] as const)('StatsD over %s, a long outage (injected clock)', (network) => {
   test('1,000 flush intervals with the daemon down: buffers stay bounded, then values flow again', async () => {
+    // Probed: the daemon is down first and started later on this port (statsd 0.9 cannot bind port 0).
     const port = await freePort(network);
     const scheduler = new FakeScheduler();
     const intervalMs = 10_000;
@@ -302,6 +304,7 @@ function retryDelays(loggers: CaptureLoggers): number[] {
 
 describe('StatsD over tcp, outages logged once, warnings rate-limited, reconnection quick (injected clock, real daemon)', () => {
   test('daemon down at start for 5 minutes at a 100 ms interval: one drop warning a minute, the recovery logged once, reconnected within 2 s', async () => {
+    // Probed: the daemon is down first and started later on this port (statsd 0.9 cannot bind port 0).
     const port = await freePort('tcp');
     const scheduler = new FakeScheduler();
     const { system, loggers } = startSystem(statsdConfig('tcp', port, 100), { statsd: { scheduler } });

@@ -31,7 +31,6 @@ async function containerLogs(id: string): Promise<string> {
 describe('the chaincode example image', () => {
   const name = `kv-chaincode-image-test-${process.pid}`;
   let context: string;
-  let opsPort: number;
   let containerId = '';
 
   beforeAll(async () => {
@@ -50,8 +49,10 @@ describe('the chaincode example image', () => {
       { ...process.env, DOCKER_BUILDKIT: '0' },
       20 * 60_000,
     );
+    // The chaincode server's port stays probed: it logs the address it was given, not the one
+    // bound, so with port 0 a peer (and this test) could not learn it. The operations server
+    // binds port 0 and its "listening on" line says where.
     const ccPort = await freeTcpPort();
-    opsPort = await freeTcpPort();
     containerId = (
       await run('docker', [
         'run',
@@ -65,14 +66,16 @@ describe('the chaincode example image', () => {
         '-e',
         `CHAINCODE_SERVER_ADDRESS=127.0.0.1:${ccPort}`,
         '-e',
-        `CORE_OPERATIONS_LISTENADDRESS=127.0.0.1:${opsPort}`,
+        'CORE_OPERATIONS_LISTENADDRESS=127.0.0.1:0',
         image,
       ])
     ).trim();
     const deadline = Date.now() + 60_000;
     for (;;) {
-      const answer = await request(`http://127.0.0.1:${opsPort}/version`, { timeoutMs: 1000 }).catch(() => null);
-      if (answer?.status === 200 && (await containerLogs(containerId)).includes('chaincode server listening')) break;
+      const logs = await containerLogs(containerId).catch(() => '');
+      const bound = /operations server listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(logs)?.[1];
+      const answer = bound ? await request(`http://127.0.0.1:${bound}/version`, { timeoutMs: 1000 }).catch(() => null) : null;
+      if (answer?.status === 200 && logs.includes('chaincode server listening')) break;
       if (Date.now() > deadline || !(await inspect(containerId)).State.Running) {
         throw new Error(`the chaincode container did not start; its output:\n${await containerLogs(containerId).catch((error: Error) => error.message)}`);
       }

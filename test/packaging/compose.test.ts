@@ -140,6 +140,8 @@ describe('docker-compose.yml (docker-compose 1.29)', () => {
     work = await mkdtemp(join(tmpdir(), 'fabric-ops-compose-'));
     pki = join(work, 'pki');
     await run(join(repoRoot, 'scripts', 'compose-pki.sh'), [pki]);
+    // Probed, not port 0: docker-compose.yml publishes these on the host network and Prometheus'
+    // scrape targets name the operations ports before any container starts.
     ports = { ops: await freePort(), opsStatsd: await freePort(), prometheus: await freePort() };
     const busy = [
       ...(await Promise.all([statsdAdminPort].map(async (port) => ((await tcpFree(port)) ? null : `tcp ${port}`)))),

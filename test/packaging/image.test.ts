@@ -10,7 +10,6 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { request } from '../support/http';
 import { listeningPorts } from '../support/listening-ports';
-import { freeTcpPort } from '../support/ports';
 import { buildTestImage, delay, headCommit, packageVersion, run, testImage } from './image-build';
 
 const execFileAsync = promisify(execFile);
@@ -50,15 +49,15 @@ describe('the fabric-ops image', () => {
     commit = await headCommit();
     version = await packageVersion();
     await buildTestImage(commit);
-    port = await freeTcpPort();
     configDir = await mkdtemp(join(tmpdir(), 'fabric-ops-image-config-'));
     await chmod(configDir, 0o755); // readable by the image's UID 10001
-    // Only the mounted file names this port: an answer on it shows the file was read.
+    // Only the mounted file names 127.0.0.1 and port 0 (the image's default is 0.0.0.0:9443): the
+    // bound port, read back from the "listening on" line, answering shows the file was read.
     await writeFile(
       join(configDir, 'core.yaml'),
       [
         'operations:',
-        `  listenAddress: 127.0.0.1:${port}`,
+        '  listenAddress: 127.0.0.1:0',
         '  healthCheck:',
         '    containerRuntime:',
         '      type: none',
@@ -73,11 +72,15 @@ describe('the fabric-ops image', () => {
     ).trim();
     const deadline = Date.now() + 30_000;
     for (;;) {
-      const answer = await request(`http://127.0.0.1:${port}/healthz`, { timeoutMs: 1000 }).catch(() => null);
-      if (answer?.status === 200) break;
+      const bound = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(await containerLogs(containerId).catch(() => ''))?.[1];
+      const answer = bound ? await request(`http://127.0.0.1:${bound}/healthz`, { timeoutMs: 1000 }).catch(() => null) : null;
+      if (answer?.status === 200) {
+        port = Number(bound);
+        break;
+      }
       if (Date.now() > deadline || !(await inspect(containerId)).State.Running) {
         const logs = await containerLogs(containerId).catch((error: Error) => error.message);
-        throw new Error(`the container did not answer /healthz on 127.0.0.1:${port}; its output:\n${logs}`);
+        throw new Error(`the container did not log a 127.0.0.1 port and answer /healthz there; its output:\n${logs}`);
       }
       await delay(200);
     }

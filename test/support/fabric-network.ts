@@ -123,6 +123,21 @@ export async function waitFor(what: string, probe: () => Promise<boolean> | bool
 export const waitForPort = (port: number, daemon?: Daemon, timeoutMs?: number): Promise<void> =>
   waitFor(`127.0.0.1:${port} to accept connections`, () => tcpOpen(port), daemon, timeoutMs);
 
+/**
+ * The URL of fabric-ops' operations server in `daemon`, from its "operations server listening
+ * on" line (logged once bound): with CORE_OPERATIONS_LISTENADDRESS on port 0, the bound port.
+ */
+export async function loggedOperationsUrl(daemon: Daemon, timeoutMs?: number): Promise<string> {
+  let url = '';
+  await waitFor(
+    `${daemon.name} to log its operations URL`,
+    () => (url = /operations server listening on (https?:\/\/127\.0\.0\.1:\d+)/.exec(daemon.output())?.[1] ?? '') !== '',
+    daemon,
+    timeoutMs,
+  );
+  return url;
+}
+
 export interface NetworkPorts {
   orderer: number;
   ordererAdmin: number;
@@ -478,6 +493,9 @@ export async function startFabricNetwork(): Promise<FabricNetwork> {
   requireCommand('tar');
   const home = fabricNetworkHome();
   const dir = await mkdtemp(path.join(os.tmpdir(), 'fabric-ops-fabnet-'));
+  // Probed, not port 0: the real orderer and peer take every port from their configuration and
+  // never report what they bound, and the channel's genesis block (configtx.yaml) and the peer's
+  // own address must name them before either starts.
   const ports: NetworkPorts = {
     orderer: await freeTcpPort(),
     ordererAdmin: await freeTcpPort(),

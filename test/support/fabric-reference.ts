@@ -163,7 +163,10 @@ const handedOut = new Set<number>();
 
 /**
  * A free loopback port not handed out before in this process: many nodes start at once, and
- * the kernel may offer a port just released by another probe again.
+ * the kernel may offer a port just released by another probe again. Probed, not port 0: the
+ * real peer and orderer take their ports from core.yaml/orderer.yaml or the environment and
+ * never report what they bound (fabhttp's logger only warns), and a peer must be told its own
+ * address and gossip bootstrap before it starts.
  */
 export async function uniquePort(): Promise<number> {
   for (;;) {

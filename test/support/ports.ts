@@ -1,7 +1,12 @@
 import dgram from 'node:dgram';
 import net from 'node:net';
 
-/** Ports the OS says are free now, on loopback, for daemons a test starts. */
+/**
+ * Ports the OS says are free now, on loopback, for daemons a test starts. Racy: the port is
+ * released before the daemon binds it, and another process can take it in between. Only where
+ * the code under test cannot listen on port 0 and report the port it bound (each caller says
+ * why); otherwise listen on 0 and read the port back.
+ */
 export function freeTcpPort(host = '127.0.0.1'): Promise<number> {
   return new Promise((resolvePort, reject) => {
     const server = net.createServer();

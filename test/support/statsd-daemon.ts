@@ -187,6 +187,9 @@ export class StatsdDaemon {
 
   static async start(options: StartStatsdOptions): Promise<StatsdDaemon> {
     const dir = await mkdtemp(join(tmpdir(), 'fabric-ops-statsd-'));
+    // Probed, not port 0: statsd 0.9 reads port 0 as unset (servers/udp.js and tcp.js bind
+    // `config.port || 8125`, lib/mgmt_server.js `config.mgmt_port || 8126`) and logs no bound
+    // port; and restart() must come back on the same port the code under test sends to.
     const port = options.port ?? (await freePort(options.network));
     const mgmtPort = await freeTcpPort();
     const daemon = new StatsdDaemon(options.network, port, mgmtPort, dir, options.flushIntervalMs ?? 100);

@@ -56,6 +56,8 @@ const peers: FakePeer[] = [];
 const servers: ShimServer[] = [];
 
 async function serve(chaincode: ShimChaincode, ccid: string): Promise<FakePeer> {
+  // Probed, not port 0: fabric-shim's ChaincodeServer.start() resolves with nothing and only
+  // debug-logs the port gRPC bound, so the peer could not be told where to dial.
   const port = await freeTcpPort();
   const server: ShimServer = shim.server(chaincode, { ccid, address: `127.0.0.1:${port}` });
   await server.start();
