@@ -25,7 +25,7 @@ import { createTransactionMetrics, TransactionInstrument } from '../../src/chain
 import type { ShimChaincode } from '../../src/chaincode/shim-types';
 import { testConfig } from '../support/config';
 import { request } from '../support/http';
-import { createTestPki, type TestPki } from '../support/pki';
+import { createTestPki, type TestPki, serverTls } from '../support/pki';
 import { freeTcpPort } from '../support/ports';
 import { requireCommand } from '../support/prerequisites';
 import { spawnPrometheus } from '../support/prometheus-server';
@@ -225,9 +225,9 @@ beforeAll(async () => {
   requireCommand('prometheus');
   pki = await createTestPki();
   dir = await mkdtemp(join(tmpdir(), 'fabric-ops-deploy-'));
-  const serverTls = { enabled: true, certFile: pki.server.cert, keyFile: pki.server.key, clientAuthRequired: false, clientRootCAFiles: [pki.clientCA.cert] };
+  const tls = serverTls(pki);
   fleetNode = await startOperationsSystem({
-    config: testConfig({ operations: { tls: serverTls }, metrics: { provider: 'prometheus' } }),
+    config: testConfig({ operations: { tls }, metrics: { provider: 'prometheus' } }),
     logStream: new PassThrough().resume(),
   });
   const fleetConfig = fleetConfigFrom(

@@ -2,7 +2,7 @@ import net from 'node:net';
 import { startOperationsSystem, type OperationsSystem } from '../../src/system';
 import { testConfig } from '../support/config';
 import { LogCapture } from '../support/log-capture';
-import { createTestPki, type TestPki } from '../support/pki';
+import { createTestPki, type TestPki, serverTls } from '../support/pki';
 import { rawExchange, silentConnection, type RawOptions } from '../support/raw-http';
 
 /**
@@ -109,7 +109,7 @@ describe('a full connection cap does not shut out probes (TLS)', () => {
       config: testConfig({
         operations: {
           maxConnections: cap,
-          tls: { enabled: true, certFile: pki.server.cert, keyFile: pki.server.key, clientAuthRequired: false, clientRootCAFiles: [pki.clientCA.cert] },
+          tls: serverTls(pki),
         },
       }),
       env: {},

@@ -14,7 +14,7 @@ import { fleetConfigFrom, fleetExtension } from '../../src/fleet';
 import { startOperationsSystem, type OperationsSystem } from '../../src/system';
 import { testConfig } from '../support/config';
 import { request } from '../support/http';
-import { createTestPki, type TestPki } from '../support/pki';
+import { createTestPki, type TestPki, serverTls } from '../support/pki';
 import { requireCommand } from '../support/prerequisites';
 
 const rulesDir = path.resolve(__dirname, '..', '..', 'deploy', 'prometheus');
@@ -64,7 +64,7 @@ describe('against a running fleet', () => {
 
   beforeAll(async () => {
     pki = await createTestPki();
-    const tls = { enabled: true, certFile: pki.server.cert, keyFile: pki.server.key, clientRootCAFiles: [pki.clientCA.cert] };
+    const tls = serverTls(pki);
     node = await startOperationsSystem({ config: testConfig({ operations: { tls } }), logStream: quiet() });
     stateDir = await mkdtemp(path.join(tmpdir(), 'fabric-ops-fleet-alerts-'));
     const config = fleetConfigFrom(

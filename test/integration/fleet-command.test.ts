@@ -12,7 +12,7 @@ import { Writable } from 'node:stream';
 import { startOperationsSystem, type OperationsSystem } from '../../src/system';
 import { cliPath, requireBuiltCli, runCli, type CliRun } from '../support/cli';
 import { testConfig } from '../support/config';
-import { createTestPki, type TestPki } from '../support/pki';
+import { createTestPki, type TestPki, serverTls } from '../support/pki';
 import { FabricNodes } from './fleet-harness';
 
 jest.setTimeout(120_000);
@@ -50,7 +50,7 @@ beforeAll(async () => {
   pki = await createTestPki();
   fabric = await FabricNodes.start('3.0.0', { orgs: 1, peersPerOrg: 1, orderers: 0 });
   opsNode = await startOperationsSystem({
-    config: testConfig({ operations: { tls: { enabled: true, certFile: pki.server.cert, keyFile: pki.server.key, clientRootCAFiles: [pki.clientCA.cert] } } }),
+    config: testConfig({ operations: { tls: serverTls(pki) } }),
     logStream: new Writable({ write: (_c, _e, done) => done() }),
   });
   dir = await mkdtemp(path.join(tmpdir(), 'fabric-ops-fleet-cli-'));

@@ -12,7 +12,7 @@ import { fleetConfigFrom, fleetExtension, type FleetConfig, type FleetEvent, typ
 import { startOperationsSystem, type OperationsSystem } from '../../src/system';
 import { testConfig } from '../support/config';
 import { request, type HttpAnswer } from '../support/http';
-import { createTestPki, type KeyPair, type TestPki } from '../support/pki';
+import { createTestPki, type KeyPair, type TestPki, serverTls } from '../support/pki';
 import { FabricNodes, waitFor } from './fleet-harness';
 
 jest.setTimeout(120_000);
@@ -31,7 +31,7 @@ const events: FleetEvent[] = [];
 async function startOpsNode(): Promise<OperationsSystem> {
   return startOperationsSystem({
     config: testConfig({
-      operations: { tls: { enabled: true, certFile: pki.server.cert, keyFile: pki.server.key, clientRootCAFiles: [pki.clientCA.cert] } },
+      operations: { tls: serverTls(pki) },
     }),
     logStream: devNull(),
   });
@@ -44,7 +44,7 @@ function devNull(): NodeJS.WritableStream {
 async function startFleet(): Promise<OperationsSystem> {
   const system = await startOperationsSystem({
     config: testConfig({
-      operations: { tls: { enabled: true, certFile: pki.server.cert, keyFile: pki.server.key, clientRootCAFiles: [pki.clientCA.cert] } },
+      operations: { tls: serverTls(pki) },
       metrics: { provider: 'prometheus' },
     }),
     logStream: devNull(),

@@ -14,7 +14,7 @@ import { fleetConfigFrom, fleetExtension } from '../../src/fleet';
 import { startOperationsSystem, type OperationsSystem } from '../../src/system';
 import { testConfig } from '../support/config';
 import { request, type HttpAnswer } from '../support/http';
-import { createTestPki, type TestPki } from '../support/pki';
+import { createTestPki, type TestPki, serverTls } from '../support/pki';
 import { freeTcpPort } from '../support/ports';
 import { FabricNodes, hungServer } from './fleet-harness';
 
@@ -108,7 +108,7 @@ beforeAll(async () => {
     path.join(stateDir, 'fleet.yaml'),
   );
   fleet = await startOperationsSystem({
-    config: testConfig({ operations: { tls: { enabled: true, certFile: pki.server.cert, keyFile: pki.server.key, clientRootCAFiles: [pki.clientCA.cert] } } }),
+    config: testConfig({ operations: { tls: serverTls(pki) } }),
     logStream: devNull(),
     extensions: [fleetExtension(config)],
   });

@@ -2,7 +2,7 @@ import { startOperationsSystem, type OperationsSystem } from '../../src/system';
 import { testConfig } from '../support/config';
 import { request } from '../support/http';
 import { LogCapture } from '../support/log-capture';
-import { createTestPki, type TestPki } from '../support/pki';
+import { createTestPki, type TestPki, serverTls } from '../support/pki';
 import { rawExchange, type RawOptions } from '../support/raw-http';
 
 /** Issue 18 item 14, the HTTP parts: transfer codings, bounded echoes, GET's spec PUT back, which header limit. */
@@ -123,7 +123,7 @@ describe('HTTP bounds (TLS)', () => {
     system = await startOperationsSystem({
       config: testConfig({
         operations: {
-          tls: { enabled: true, certFile: pki.server.cert, keyFile: pki.server.key, clientAuthRequired: false, clientRootCAFiles: [pki.clientCA.cert] },
+          tls: serverTls(pki),
         },
       }),
       env: {},

@@ -5,7 +5,7 @@ import { startOperationsSystem, type OperationsSystem } from '../../src/system';
 import { testConfig } from '../support/config';
 import { request } from '../support/http';
 import { LogCapture } from '../support/log-capture';
-import { createTestPki, type TestPki } from '../support/pki';
+import { createTestPki, type TestPki, serverTls } from '../support/pki';
 import { waitFor } from '../support/wait';
 import { rawExchange, silentConnection, writeUntilClosed, type RawExchange, type RawResponse } from '../support/raw-http';
 
@@ -291,7 +291,7 @@ describe('defect 3: TLS handshakes are bounded by the handshake limit (injected:
     system = await startOperationsSystem({
       config: testConfig({
         operations: {
-          tls: { enabled: true, certFile: pki.server.cert, keyFile: pki.server.key, clientAuthRequired: false, clientRootCAFiles: [pki.clientCA.cert] },
+          tls: serverTls(pki),
         },
       }),
       env: {},

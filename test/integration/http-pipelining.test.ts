@@ -1,7 +1,7 @@
 import { startOperationsSystem, type OperationsSystem } from '../../src/system';
 import { testConfig } from '../support/config';
 import { LogCapture } from '../support/log-capture';
-import { createTestPki, type TestPki } from '../support/pki';
+import { createTestPki, type TestPki, serverTls } from '../support/pki';
 import { rawExchange, type RawOptions } from '../support/raw-http';
 
 /**
@@ -90,7 +90,7 @@ describe('a request pipelined after an answer that closes the connection is not 
     system = await startOperationsSystem({
       config: testConfig({
         operations: {
-          tls: { enabled: true, certFile: pki.server.cert, keyFile: pki.server.key, clientAuthRequired: false, clientRootCAFiles: [pki.clientCA.cert] },
+          tls: serverTls(pki),
         },
       }),
       env: {},

@@ -2,7 +2,7 @@ import tls from 'node:tls';
 import { startOperationsSystem, type OperationsSystem } from '../../src/system';
 import { testConfig } from '../support/config';
 import { LogCapture } from '../support/log-capture';
-import { createTestPki, type KeyPair, type TestPki } from '../support/pki';
+import { createTestPki, type KeyPair, type TestPki, serverTls } from '../support/pki';
 import { rawExchange } from '../support/raw-http';
 
 /** Issue 21 item 14: refused handshakes are logged (rate-limited) in both client-auth modes. */
@@ -38,7 +38,7 @@ describe.each([true, false])('refused client certificates are logged (clientAuth
     system = await startOperationsSystem({
       config: testConfig({
         operations: {
-          tls: { enabled: true, certFile: pki.server.cert, keyFile: pki.server.key, clientAuthRequired, clientRootCAFiles: [pki.clientCA.cert] },
+          tls: serverTls(pki, clientAuthRequired),
         },
       }),
       env: { FABRIC_LOGGING_FORMAT: 'json' },

@@ -326,3 +326,11 @@ export async function createKubernetesSecretVolume(dir: string, files: Record<st
     },
   };
 }
+
+/** The operations TLS section most tests serve with: the test server pair, client certificates from clientCA. */
+export function serverTls(
+  pki: TestPki,
+  clientAuthRequired = false,
+): { enabled: true; certFile: string; keyFile: string; clientAuthRequired: boolean; clientRootCAFiles: string[] } {
+  return { enabled: true, certFile: pki.server.cert, keyFile: pki.server.key, clientAuthRequired, clientRootCAFiles: [pki.clientCA.cert] };
+}
