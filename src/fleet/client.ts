@@ -7,6 +7,7 @@ import { minimumTlsVersion } from '../tls/material';
 import type { GroupMaterial } from './credentials';
 import type { CallFailureReason, FleetNode } from './types';
 import { messageOf } from '../errors';
+import { excerpt } from '../health/quote';
 
 /** What one call to a node gave: an HTTP answer (any status), or why there was none. */
 export type CallOutcome =
@@ -168,14 +169,14 @@ export class NodeClient {
   }
 }
 
-/** The `error` field of a Fabric/fabric-ops error answer, else the text (cut). */
+/** The `error` field of a Fabric/fabric-ops error answer, else the text; one line, cut to 200 characters either way (a node chooses it). */
 export function errorText(text: string): string {
   try {
     const body = JSON.parse(text) as { error?: unknown; Error?: unknown };
     const message = body.error ?? body.Error;
-    if (typeof message === 'string') return message;
+    if (typeof message === 'string') return excerpt(message);
   } catch {
     // not JSON: the text itself
   }
-  return text.trim().slice(0, 200);
+  return excerpt(text);
 }

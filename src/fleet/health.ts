@@ -1,6 +1,7 @@
 import type { CallOutcome } from './client';
 import type { FailedCheck, FleetNode, NodeHealth } from './types';
 import { systemClock, type Clock } from '../time';
+import { excerpt } from '../health/quote';
 
 export interface FleetHealthReport {
   status: 'OK' | 'Service Unavailable';
@@ -20,16 +21,19 @@ export function requiredHealthy(rule: { minShare: number } | { minCount: number 
   return Math.ceil(rule.minShare * total - 1e-9);
 }
 
+const maxFailedChecks = 32;
+
 function failedChecks(body: unknown): FailedCheck[] | null {
   if (typeof body !== 'object' || body === null) return null;
   const checks = (body as { failed_checks?: unknown }).failed_checks;
   if (checks === undefined) return [];
   if (!Array.isArray(checks)) return null;
   const result: FailedCheck[] = [];
-  for (const check of checks) {
+  // What a node says is bounded before it is kept, answered and logged: at most 32 checks, each text one line of 200 characters.
+  for (const check of checks.slice(0, maxFailedChecks)) {
     if (typeof check !== 'object' || check === null) return null;
     const { component, reason } = check as { component?: unknown; reason?: unknown };
-    result.push({ component: typeof component === 'string' ? component : '', reason: typeof reason === 'string' ? reason : '' });
+    result.push({ component: typeof component === 'string' ? excerpt(component) : '', reason: typeof reason === 'string' ? excerpt(reason) : '' });
   }
   return result;
 }

@@ -1,6 +1,6 @@
-import { Router, type Request, type RequestHandler, type Response } from 'express';
+import { Router, type RequestHandler, type Response } from 'express';
 import { LogSpecError } from '../errors';
-import { readTextBody } from '../http/body';
+import { readBodyOrAnswer } from '../http/body-answer';
 import { sendError } from '../http/errors';
 import { maxBodyBytes } from '../http/limits';
 import { verifiedClientSubject } from '../http/middleware/client-auth';
@@ -37,25 +37,6 @@ export function fleetRouter(fleet: FleetService, logger: { warn(message: string,
     sendError(res, 403, `client "${subject}" may not change the fleet; writers are listed in ${fleet.config.source} (writers)`);
   };
 
-  const body = async (req: Request, res: Response): Promise<string | null> => {
-    const read = await readTextBody(req, res, maxBodyBytes);
-    switch (read.kind) {
-      case 'text':
-        return read.text;
-      case 'tooLarge':
-        sendError(res, 413, `request body is larger than ${maxBodyBytes} bytes`);
-        return null;
-      case 'encoded':
-        sendError(res, 415, `Content-Encoding ${read.contentEncoding} is not supported`);
-        return null;
-      case 'notUtf8':
-        sendError(res, 400, 'request body is not UTF-8');
-        return null;
-      case 'aborted':
-        return null;
-    }
-  };
-
   const route = (path: string, handlers: { get?: RequestHandler; put?: RequestHandler; delete?: RequestHandler }): void => {
     const allowed = [...(handlers.get ? ['GET', 'HEAD'] : []), ...(handlers.put ? ['PUT'] : []), ...(handlers.delete ? ['DELETE'] : [])].join(', ');
     if (handlers.get) router.get(path, handlers.get);
@@ -67,53 +48,52 @@ export function fleetRouter(fleet: FleetService, logger: { warn(message: string,
     });
   };
 
+  /** Sends `answer` unless the request was answered meanwhile (the response limit, a stop). */
+  const send = (res: Response, status: number, answer: unknown): void => {
+    if (!res.headersSent) res.status(status).json(answer);
+  };
+
   route('/healthz', {
-    get: (_req, res, next) => {
-      fleet.health().then((report) => res.status(report.status === 'OK' ? 200 : 503).json(report), next);
+    get: async (_req, res) => {
+      const report = await fleet.health();
+      send(res, report.status === 'OK' ? 200 : 503, report);
     },
   });
 
   route('/version', {
-    get: (_req, res, next) => {
-      fleet.versions().then((report) => res.status(200).json(report), next);
-    },
+    get: async (_req, res) => send(res, 200, await fleet.versions()),
   });
 
   route('/logspec', {
-    get: (_req, res, next) => {
-      fleet.readLogSpecs().then((nodes) => res.status(200).json({ nodes }), next);
+    get: async (_req, res) => send(res, 200, { nodes: await fleet.readLogSpecs() }),
+    put: async (req, res) => {
+      const text = await readBodyOrAnswer(req, res, maxBodyBytes);
+      if (text === null) return;
+      const parsed = parseSetRequest(text);
+      if (!parsed.ok) {
+        sendError(res, 400, parsed.problem);
+        return;
+      }
+      try {
+        const answer = await fleet.setLogSpec(parsed.value, res.locals.subject as string);
+        send(res, answer.complete ? 200 : 502, answer);
+      } catch (error) {
+        if (res.headersSent) return;
+        if (error instanceof LogSpecError || error instanceof FleetRequestError) sendError(res, 400, error.message);
+        else if (error instanceof PutBackPersistError) sendError(res, 500, `${error.message}; no node was changed`);
+        else throw error;
+      }
     },
-    put: (req, res, next) => {
-      void (async () => {
-        const text = await body(req, res);
-        if (text === null) return;
-        const parsed = parseSetRequest(text);
-        if (!parsed.ok) {
-          sendError(res, 400, parsed.problem);
-          return;
-        }
-        try {
-          const answer = await fleet.setLogSpec(parsed.value, res.locals.subject as string);
-          res.status(answer.complete ? 200 : 502).json(answer);
-        } catch (error) {
-          if (error instanceof LogSpecError || error instanceof FleetRequestError) sendError(res, 400, error.message);
-          else if (error instanceof PutBackPersistError) sendError(res, 500, `${error.message}; no node was changed`);
-          else throw error;
-        }
-      })().catch(next);
-    },
-    delete: (req, res, next) => {
-      void (async () => {
-        const text = await body(req, res);
-        if (text === null) return;
-        const parsed = parseRestoreRequest(text);
-        if (!parsed.ok) {
-          sendError(res, 400, parsed.problem);
-          return;
-        }
-        const nodes = await fleet.restoreLogSpecs(parsed.value, res.locals.subject as string);
-        res.status(nodes.every((node) => node.result !== 'failed') ? 200 : 502).json({ nodes });
-      })().catch(next);
+    delete: async (req, res) => {
+      const text = await readBodyOrAnswer(req, res, maxBodyBytes);
+      if (text === null) return;
+      const parsed = parseRestoreRequest(text);
+      if (!parsed.ok) {
+        sendError(res, 400, parsed.problem);
+        return;
+      }
+      const nodes = await fleet.restoreLogSpecs(parsed.value, res.locals.subject as string);
+      send(res, nodes.every((node) => node.result !== 'failed') ? 200 : 502, { nodes });
     },
   });
 

@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import { LogSpecError, messageOf } from '../../errors';
 import { checkNormalisedLength } from '../../logging/spec';
-import { readTextBody } from '../body';
+import { readBodyOrAnswer } from '../body-answer';
 import type { OperationsDomain } from '../domain';
 import { sendError } from '../errors';
 import { verifiedClientSubject } from '../middleware/client-auth';
@@ -85,25 +85,9 @@ export function getLogSpec(domain: OperationsDomain) {
 
 export function putLogSpec(domain: OperationsDomain, maxBodyBytes: number) {
   return async (req: Request, res: Response): Promise<void> => {
-    const body = await readTextBody(req, res, maxBodyBytes);
-    if (res.headersSent) return;
-    switch (body.kind) {
-      case 'aborted':
-        return;
-      case 'tooLarge':
-        sendError(res, 413, `request body is larger than ${maxBodyBytes} bytes`);
-        return;
-      case 'encoded':
-        res.setHeader('Accept-Encoding', 'identity');
-        sendError(res, 415, `Content-Encoding ${JSON.stringify(clip(body.contentEncoding, 40))} is not supported; send the body uncompressed`);
-        return;
-      case 'notUtf8':
-        sendError(res, 400, 'request body is not valid UTF-8');
-        return;
-      case 'text':
-        break;
-    }
-    const parsed = parseJsonBody(body.text);
+    const text = await readBodyOrAnswer(req, res, maxBodyBytes);
+    if (text === null) return;
+    const parsed = parseJsonBody(text);
     const problem = parsed.ok ? describeBodyProblem(parsed.value) : parsed.problem;
     if (problem !== null) {
       sendError(res, 400, problem);
