@@ -136,7 +136,14 @@ async function main(): Promise<void> {
     const { code, lines } = exitCodeFor(err);
     fail(code, lines);
   }
-  const kubernetes: KubernetesIntegration | null = prepared === null ? null : prepared.start(system);
+  let kubernetes: KubernetesIntegration | null;
+  try {
+    kubernetes = prepared === null ? null : prepared.start(system);
+  } catch (err) {
+    await system.stop(0).catch(() => undefined);
+    const { code, lines } = exitCodeFor(err);
+    fail(code, lines);
+  }
 
   const logger = system.getLogger('operations');
   let signalled = false;

@@ -174,7 +174,9 @@ export class LogSpecConfigMapWatcher {
         if (this.stopped) break;
         this.streamFailed = connected;
         if (statusCodeOf(error) === 410) {
+          // Answered, not failed: list again as after an in-stream 410, within the cycle limit.
           this.relist();
+          failures = 0;
           continue;
         }
         failures += 1;

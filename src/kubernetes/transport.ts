@@ -161,11 +161,13 @@ export function createTransport(kubeConfig: K8s.KubeConfig, options: TransportOp
       open('GET', path, { ...query, watch: 'true' }, {}).then(
         (request) => {
           req = request;
+          // The listener before any destroy(): a request destroyed without one (a stop or the
+          // connect timer while the request was being made) emits an error nobody hears.
+          request.on('error', (error) => (state === 'open' ? finish('broken') : fail(networkError('GET', path, error))));
           if (state === 'done') {
             request.destroy();
             return;
           }
-          request.on('error', (error) => (state === 'open' ? finish('broken') : fail(networkError('GET', path, error))));
           request.on('response', (response) => {
             if (response.statusCode !== 200) {
               readBody(response).then(
@@ -200,7 +202,12 @@ export function createTransport(kubeConfig: K8s.KubeConfig, options: TransportOp
                   fail(new KubernetesApiError(`GET ${path} (watch): malformed event: ${bounded(line, 100)}`));
                   return;
                 }
-                onEvent(event.type, event.object);
+                try {
+                  onEvent(event.type, event.object);
+                } catch (error) {
+                  fail(new KubernetesApiError(`GET ${path} (watch): event not handled: ${bounded(messageOf(error), 100)}`));
+                  return;
+                }
               }
               if (buffer.length > maxBodyBytes) fail(new KubernetesApiError(`GET ${path} (watch): an event larger than ${maxBodyBytes} bytes`));
             });
