@@ -53,6 +53,12 @@ export class TlsMaterialWatcher {
   private readonly options: TlsMaterialWatcherOptions;
   private readonly intervalMs: number;
   private current: TlsMaterial;
+  /**
+   * When the trust anchors next change with no file changing (an intermediate client CA entering or
+   * leaving its validity window): set after every build, whatever became of it, so that a refused
+   * build or a refused hand-over is not redone at every poll once that moment has passed.
+   */
+  private nextTrustChangeAt: number | null;
   private timer: NodeJS.Timeout | undefined;
   /** The poll under way, if any: the timer does not start another one meanwhile. */
   private polling: Promise<void> | undefined;
@@ -75,6 +81,7 @@ export class TlsMaterialWatcher {
     this.options = options;
     this.intervalMs = options.intervalMs ?? 1000;
     this.current = options.current;
+    this.nextTrustChangeAt = options.current.trustChangesAt;
     this.build = options.build ?? buildTlsMaterial;
     this.clock = options.clock ?? systemClock;
   }
@@ -122,7 +129,7 @@ export class TlsMaterialWatcher {
     const now = this.clock.now();
     // An intermediate client CA entering or leaving its validity window changes the trust
     // anchors (anchors.ts) without any file changing.
-    const trustDue = this.current.trustChangesAt !== null && now >= this.current.trustChangesAt;
+    const trustDue = this.nextTrustChangeAt !== null && now >= this.nextTrustChangeAt;
     if (digest === this.lastDigest && !trustDue) return;
     this.lastDigest = digest;
 
@@ -133,17 +140,16 @@ export class TlsMaterialWatcher {
       // A refusal of these bytes stands until they change. Anything else is a fault on the way:
       // try again at the next poll (a repeated failure is logged only once).
       if (!(error instanceof ConfigError)) this.lastDigest = undefined;
+      // Refused bytes wait for a file to change; a fault is retried at the next poll anyway.
+      else this.nextTrustChangeAt = null;
       this.refused = error instanceof ConfigError;
       this.reportFailure(error instanceof ConfigError ? error.problems.join('; ') : describeError(error));
       return;
     }
+    this.nextTrustChangeAt = material.trustChangesAt;
     this.lastFailure = undefined;
     this.refused = false;
-    if (sameTlsMaterial(material, this.current)) {
-      // Nothing to hand over; remember when the trust anchors next change, or this would rebuild at every poll.
-      this.current = { ...this.current, trustChangesAt: material.trustChangesAt };
-      return;
-    }
+    if (sameTlsMaterial(material, this.current)) return;
 
     try {
       this.options.onChange(material);

@@ -350,6 +350,42 @@ describe('TlsMaterialWatcher and an intermediate client CA', () => {
     await watcher.checkNow();
     expect(changes).toHaveLength(1);
   });
+
+  it('a hand-over refused at the trust change is not retried at every poll after it', async () => {
+    const intermediate = await pki.issue('refused-intermediate', 'clientCA', { usage: 'ca', cn: 'refused intermediate', days: 2 });
+    const dir = join(root, `case-${++caseCount}`);
+    await mkdir(dir);
+    await Promise.all([
+      copyFile(pki.server.cert, join(dir, 'tls.crt')),
+      copyFile(pki.server.key, join(dir, 'tls.key')),
+      copyFile(intermediate.cert, join(dir, 'ca.crt')),
+    ]);
+    const tls: TlsConfig = {
+      enabled: true,
+      certFile: join(dir, 'tls.crt'),
+      keyFile: join(dir, 'tls.key'),
+      clientAuthRequired: false,
+      clientRootCAFiles: [join(dir, 'ca.crt')],
+      requireDedicatedCA: false,
+    };
+    const notAfter = Date.parse(new X509Certificate(intermediate.certPem).validTo);
+    let now = Date.now();
+    let offered = 0;
+    const watcher = new TlsMaterialWatcher({
+      tls,
+      keys,
+      logger: new CaptureLoggers().getLogger('operations.tls'),
+      current: loadTlsMaterial(tls, keys, now),
+      clock: { now: () => now },
+      onChange: () => {
+        offered += 1;
+        throw new Error('refused by the host');
+      },
+    });
+    now = notAfter + 1000;
+    for (let poll = 0; poll < 5; poll += 1) await watcher.checkNow();
+    expect(offered).toBe(1);
+  });
 });
 
 describe('TlsMaterialWatcher and a file it cannot read', () => {
