@@ -1,12 +1,11 @@
 /** `fabric-ops fleet ...`: a terminal client of a running fleet endpoint (README, "The fleet command"). */
-import { readFileSync } from 'node:fs';
 import https from 'node:https';
 import { parseArgs } from 'node:util';
 import { parsePositiveDurationMs } from '../config/values';
-import { describeFileError } from '../file-errors';
 import { parseLabelSelector } from './selector';
 import { fleetDialects, type NodeSelector } from './types';
 import { messageOf } from '../errors';
+import { readPemFileSync } from '../tls/files';
 
 export const fleetUsage = `Usage: fabric-ops fleet COMMAND [options]
 
@@ -50,11 +49,9 @@ interface Connection {
 }
 
 function readPem(flag: string, file: string): string {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch (error) {
-    throw new UsageError(`${flag}: cannot read ${file}: ${describeFileError(error)}`);
-  }
+  const read = readPemFileSync(file);
+  if (!read.ok) throw new UsageError(`${flag}: cannot read ${file}: ${read.problem}`);
+  return read.bytes.toString('utf8');
 }
 
 function connection(values: Record<string, unknown>, env: NodeJS.ProcessEnv): Connection {

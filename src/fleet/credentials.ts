@@ -1,9 +1,9 @@
 import { X509Certificate, createPrivateKey } from 'node:crypto';
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { ConfigError, messageOf } from '../errors';
-import { describeFileError } from '../file-errors';
 import { certificateBlocks, hasIncompletePemBlock, privateKeyBlockOf } from '../tls/pem';
 import type { GroupTlsFiles } from './config';
+import { readPemFileSync } from '../tls/files';
 
 /** A group's client material, read and checked. Never logged, never returned by an endpoint. */
 export interface GroupMaterial {
@@ -13,17 +13,18 @@ export interface GroupMaterial {
 }
 
 function readText(key: string, file: string, problems: string[]): string | undefined {
-  try {
-    const text = readFileSync(file, 'utf8');
-    if (text.trim() === '') {
-      problems.push(`${key}: ${file} is empty`);
-      return undefined;
-    }
-    return text;
-  } catch (error) {
-    problems.push(`${key}: cannot read ${file}: ${describeFileError(error)}`);
+  // As the server's own files: regular files only (a FIFO does not block), at most 8 MiB.
+  const read = readPemFileSync(file);
+  if (!read.ok) {
+    problems.push(`${key}: cannot read ${file}: ${read.problem}`);
     return undefined;
   }
+  const text = read.bytes.toString('utf8');
+  if (text.trim() === '') {
+    problems.push(`${key}: ${file} is empty`);
+    return undefined;
+  }
+  return text;
 }
 
 function incomplete(text: string, what: string): string {

@@ -1,4 +1,4 @@
-import { FabricOpsError, LogSpecError, messageOf } from '../errors';
+import { FabricOpsError, messageOf } from '../errors';
 import { formatLogSpec, parseLogSpec } from '../logging/spec';
 import type { Logger } from '../logging/types';
 import { backoffDelay, type BackoffPolicy } from '../metrics/statsd/backoff';
@@ -95,6 +95,8 @@ export class FleetLogSpec {
   private readonly pending = new Map<string, PendingPutBack>();
   private readonly timers = new Map<string, Cancellable>();
   private readonly failures = new Map<string, number>();
+  /** The put-backs as last written to the store (JSON), so that an unchanged list is not written again. */
+  private saved: string | undefined;
   private queue: Promise<unknown> = Promise.resolve();
   private stopped = false;
   private readonly byName: Map<string, FleetNode>;
@@ -279,6 +281,8 @@ export class FleetLogSpec {
       // Still ours from an earlier TTL: keep the spec from before the first change.
       return { ...existing, specs: [...existing.specs.filter((s) => s !== spec), spec], dueAt, actor };
     }
+    // A new put-back starts its retries afresh.
+    this.failures.delete(name);
     return { node: name, previous: current, specs: [spec], dueAt, actor };
   }
 
@@ -347,9 +351,12 @@ export class FleetLogSpec {
     this.options.emit({ type: 'fleet.logspec.putback', actor, trigger, nodes });
   }
 
-  private persist(): Promise<void> {
-    return this.options.store.save([...this.pending.values()]);
+  /** Writes the pending put-backs when they differ from what was last written (one fsync and rename per change, not per call). */
+  private async persist(): Promise<void> {
+    const entries = [...this.pending.values()];
+    const text = JSON.stringify(entries);
+    if (text === this.saved) return;
+    await this.options.store.save(entries);
+    this.saved = text;
   }
 }
-
-export { LogSpecError };

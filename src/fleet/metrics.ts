@@ -16,10 +16,7 @@ export class FleetMetrics {
   private readonly certificateExpiry: Gauge;
   private readonly versionOf = new Map<string, { version: string; commit: string }>();
 
-  constructor(
-    provider: MetricsProvider,
-    private readonly nodes: readonly FleetNode[],
-  ) {
+  constructor(provider: MetricsProvider, nodes: readonly FleetNode[]) {
     const gauge = (name: string, help: string, labelNames: string[] = []): Gauge =>
       provider.newGauge({ namespace: 'fleet', name, help, labelNames, statsdFormat: ['%{#fqname}', ...labelNames.map((label) => `%{${label}}`)].join('.') });
     this.known = gauge('nodes_known', 'Nodes in the fleet configuration.');
@@ -78,9 +75,5 @@ export class FleetMetrics {
 
   recordCertificate(node: FleetNode, notAfterMs: number): void {
     this.certificateExpiry.with({ node: node.name }).set(Math.floor(notAfterMs / 1000));
-  }
-
-  get nodeCount(): number {
-    return this.nodes.length;
   }
 }

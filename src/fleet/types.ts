@@ -22,8 +22,7 @@ export interface NodeSelector {
 }
 
 /** Why a node could not be asked (`ok`/`failing` are answers). */
-export const callFailureReasons = ['unreachable', 'tls', 'unauthorized', 'timeout', 'bad_response'] as const;
-export type CallFailureReason = (typeof callFailureReasons)[number];
+export type CallFailureReason = 'unreachable' | 'tls' | 'unauthorized' | 'timeout' | 'bad_response';
 
 export type NodeHealthStatus = 'ok' | 'failing' | CallFailureReason;
 
