@@ -51,7 +51,8 @@ ENV NODE_ENV=production \
 WORKDIR /opt/fabric-ops
 COPY --from=prod-deps /build/node_modules ./node_modules
 COPY package.json LICENSE ./
-COPY --from=build /build/dist/cli.js /build/dist/kubernetes-client.mjs /build/dist/build-info.json ./dist/
+# The bundles' third-party licence notices (esbuild legalComments: 'linked') ship beside them.
+COPY --from=build /build/dist/cli.js /build/dist/cli.js.LEGAL.txt /build/dist/kubernetes-client.mjs /build/dist/kubernetes-client.mjs.LEGAL.txt /build/dist/build-info.json ./dist/
 COPY --from=build /build/dist/health/cri.proto ./dist/health/
 COPY docker/core.yaml /etc/hyperledger/fabric/core.yaml
 USER 10001:10001

@@ -159,10 +159,25 @@ describe('the fabric-ops image', () => {
     expect(files.filter((file) => file.startsWith('/opt/fabric-ops/dist/')).sort()).toEqual([
       '/opt/fabric-ops/dist/build-info.json',
       '/opt/fabric-ops/dist/cli.js',
+      '/opt/fabric-ops/dist/cli.js.LEGAL.txt',
       '/opt/fabric-ops/dist/health/cri.proto',
       '/opt/fabric-ops/dist/kubernetes-client.mjs',
+      '/opt/fabric-ops/dist/kubernetes-client.mjs.LEGAL.txt',
     ]);
     expect(files).toContain('/opt/fabric-ops/LICENSE');
+    // Every licence file a bundle names beside itself ships with it.
+    const bundleNotices = await run('docker', [
+      'run',
+      '--rm',
+      '--network',
+      'none',
+      '--entrypoint',
+      'node',
+      testImage,
+      '-e',
+      "process.stdout.write(require('fs').readFileSync('/opt/fabric-ops/dist/cli.js', 'utf8').slice(-200))",
+    ]);
+    expect(bundleNotices).toMatch(/see cli\.js\.LEGAL\.txt/);
   });
 
   it('ignores SIGUSR1 (no V8 inspector opens) and keeps serving; refuses an inspector NODE_OPTIONS would open', async () => {
