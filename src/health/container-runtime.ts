@@ -1,4 +1,3 @@
-import { statSync } from 'node:fs';
 import type { NormalisedConfig } from '../config/types';
 import type { Logger, LoggerFactory } from '../logging/types';
 import { CheckTimeoutError } from './abort-reasons';
@@ -8,6 +7,7 @@ import { DockerChecker } from './docker-checker';
 import { defaultCriSockets, defaultDockerSocket, formatRuntimeEndpoint, parseRuntimeEndpoint, type RuntimeEndpoint } from './endpoint';
 import type { HealthChecker } from './types';
 import { messageOf } from '../errors';
+import { isSocket } from './quote';
 
 export type ContainerRuntimeConfig = NormalisedConfig['health']['containerRuntime'];
 
@@ -171,11 +171,5 @@ function endpointOrDefault(endpoint: string, fallback: string): RuntimeEndpoint 
 }
 
 function firstExisting(paths: readonly string[]): string | undefined {
-  return paths.find((candidate) => {
-    try {
-      return statSync(candidate).isSocket();
-    } catch {
-      return false;
-    }
-  });
+  return paths.find(isSocket);
 }

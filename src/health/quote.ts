@@ -24,7 +24,8 @@ export function describeRefusedSocket(socketPath: string): string {
   return isSocket(socketPath) ? `connection refused on socket ${socketPath} (nothing listens on it)` : `${socketPath} is not a socket`;
 }
 
-function isSocket(socketPath: string): boolean {
+/** Whether a Unix socket is at the path (following links); false when nothing or something else is there. */
+export function isSocket(socketPath: string): boolean {
   try {
     return statSync(socketPath).isSocket();
   } catch {
