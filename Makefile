@@ -49,7 +49,7 @@ prereqs:
 
 test: lint build prereqs
 	scripts/unit-purity.sh
-	$(NODE) node_modules/jest/bin/jest.js --ci
+	$(NODE) node_modules/jest/bin/jest.js --ci --testPathIgnorePatterns /test/unit/
 
 # The contributor's fast loop, on the project's Node: lint, typecheck and the unit tests with coverage
 # (npm test); no root, no daemons, no network, no ../shared.
