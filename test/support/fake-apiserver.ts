@@ -109,7 +109,7 @@ export class FakeApiServer {
 
   private server: Server | null = null;
   private readonly sockets = new Set<Socket>();
-  private readonly watches = new Set<{ res: ServerResponse; namespace: string; name: string | null; sent: number }>();
+  private readonly watches = new Set<{ res: ServerResponse; namespace: string; name: string | null; sent: number; bookmarks: boolean }>();
   private started = false;
   private readonly configMaps = new Map<string, ConfigMapObject>();
   private readonly history: Array<{ rv: number; type: 'ADDED' | 'MODIFIED' | 'DELETED'; object: ConfigMapObject }> = [];
@@ -211,9 +211,9 @@ export class FakeApiServer {
     this.publish('DELETED', { ...existing, metadata: { ...existing.metadata, resourceVersion: String(++this.rv) } });
   }
 
-  /** Sends a BOOKMARK with the current resourceVersion on every open watch. */
+  /** Sends a BOOKMARK with the current resourceVersion on every open watch that allowed bookmarks (as the API server sends them only to those). */
   sendBookmarks(): void {
-    for (const watch of this.watches) watch.res.write(this.bookmarkLine());
+    for (const watch of this.watches) if (watch.bookmarks) watch.res.write(this.bookmarkLine());
   }
 
   /** Watches open now. */
@@ -385,14 +385,15 @@ export class FakeApiServer {
       );
       return;
     }
-    const watch = { res, namespace, name, sent: 0 };
+    const bookmarks = url.searchParams.get('allowWatchBookmarks') === 'true';
+    const watch = { res, namespace, name, sent: 0, bookmarks };
     for (const change of this.history) {
       if (change.rv > from && selected(change.object)) {
         res.write(`${JSON.stringify({ type: change.type, object: change.object })}\n`);
         watch.sent += 1;
       }
     }
-    if (this.bookmarkEveryWatch && url.searchParams.get('allowWatchBookmarks') === 'true') {
+    if (this.bookmarkEveryWatch && bookmarks) {
       res.write(this.bookmarkLine());
       watch.sent += 1;
     }
@@ -407,7 +408,7 @@ export class FakeApiServer {
     const timeoutSeconds = Number(url.searchParams.get('timeoutSeconds') ?? '0');
     if (timeoutSeconds > 0) {
       const timeoutMs = timeoutSeconds * 1000;
-      if (url.searchParams.get('allowWatchBookmarks') === 'true') {
+      if (bookmarks) {
         timers.push(setTimeout(() => res.write(this.bookmarkLine()), Math.max(0, timeoutMs - this.bookmarkBeforeTimeoutMs)));
       }
       timers.push(
