@@ -8,7 +8,7 @@ import { ListenError } from '../errors';
 import { formatClientSubject } from '../tls/subject';
 import { rawErrorResponse, requestIdFor, sendBareError } from './errors';
 import { seconds, type HttpLimits } from './limits';
-import { ReportLimiter } from './report-limiter';
+import { WarningLimiter } from '../logging/warning-limiter';
 import { systemClock, type Clock } from '../time';
 
 export interface ServerTls {
@@ -459,9 +459,9 @@ function withBareAnswers(app: RequestListener, events: ServerEvents): Handler {
 }
 
 function reportRefusedClientCertificates(server: http.Server | https.Server, tls: ServerTls, events: ServerEvents): void {
-  const refusals = new ReportLimiter(refusalReportsPerWindow, refusalReportWindowMs);
+  const refusals = new WarningLimiter(refusalReportWindowMs, refusalReportsPerWindow);
   const refused = (details: { remoteAddress: string; reason: string; subject: string }): void => {
-    const allowed = refusals.take((events.clock ?? systemClock).now());
+    const allowed = refusals.take('refused client certificate', (events.clock ?? systemClock).now());
     if (allowed !== null) events.onRefusedClientCertificate({ ...details, suppressed: allowed.suppressed });
   };
   // A client that presents a certificate that does not verify is refused on every path,

@@ -8,7 +8,7 @@ import { StatsdProvider } from './provider';
 import { TcpTransport } from './tcp-transport';
 import type { ConnectionChange, Reachability, StatsdTransport } from './transport';
 import { UdpTransport } from './udp-transport';
-import { formatDuration, WarningLimiter } from './warning-limiter';
+import { formatDuration, WarningLimiter } from '../../logging/warning-limiter';
 
 export interface StatsdTuning {
   scheduler: Scheduler;

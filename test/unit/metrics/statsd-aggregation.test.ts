@@ -1,6 +1,6 @@
 import { formatStatsdNumber, StatsdAggregator } from '../../../src/metrics/statsd/aggregator';
 import { backoffDelay, defaultBackoff } from '../../../src/metrics/statsd/backoff';
-import { formatDuration, WarningLimiter } from '../../../src/metrics/statsd/warning-limiter';
+import { formatDuration, WarningLimiter } from '../../../src/logging/warning-limiter';
 import { packEntries, safeUdpPacketBytes, type Packet } from '../../../src/metrics/statsd/packer';
 import { StatsdMetricsSystem } from '../../../src/metrics/statsd/system';
 import type { Reachability, StatsdTransport } from '../../../src/metrics/statsd/transport';
