@@ -115,7 +115,9 @@ export async function prepareKubernetesIntegration(
 
   const k8s = await loadClientNode();
   const kubeConfig = loadKubeConfig(k8s, env);
-  const transport = createTransport(kubeConfig, options.transport ?? transportFromEnv(env));
+  // One timeout for an Event write: the transport gives up when the recorder does (a request left
+  // running past the recorder's own limit could land after its retry, and record the Event twice).
+  const transport = createTransport(kubeConfig, { requestTimeoutMs: options.recorder?.requestTimeoutMs, ...(options.transport ?? transportFromEnv(env)) });
   return {
     start: (host) => startPrepared(host, { settings, pod, transport, server: kubeConfig.getCurrentCluster()?.server, now, env, options }),
   };
