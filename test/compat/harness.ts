@@ -4,6 +4,7 @@ import { Writable } from 'node:stream';
 import { startOperationsSystem, type OperationsSystem } from '../../src/index';
 import {
   listenAddressVariable,
+  uniquePort,
   startFabricNode,
   writeNodeConfig,
   type FabricNode,
@@ -55,11 +56,14 @@ const discard = (): Writable =>
 
 /** Starts fabric-ops in this process from the node's config directory and environment, as the command would. */
 export async function startOurs(config: NodeConfig, env: Record<string, string>): Promise<OperationsSystem> {
-  // Port 0, read back from `address.port` by the callers: in-process, nothing else needs it first.
+  // A probed port from the same pool as the Fabric nodes' (uniquePort), not port 0: the real node
+  // started beside this one binds ports handed out before it starts (operations, listen, admin,
+  // cluster), and port 0 could take one of them first (seen once: the 3.0 orderer exited with 2).
+  const port = await uniquePort();
   return startOperationsSystem({
     configFile: config.file,
     dialect: config.kind,
-    env: { ...config.env, [listenAddressVariable(config.kind)]: '127.0.0.1:0', ...env },
+    env: { ...config.env, [listenAddressVariable(config.kind)]: `127.0.0.1:${port}`, ...env },
     logStream: discard(),
   });
 }
