@@ -46,7 +46,7 @@ export interface StartOptions {
    */
   httpLimits?: Partial<HttpLimits>;
   /** Concerns serving their own paths (fleet mode): made once logging and metrics exist, before the server listens; stopped with the system. */
-  extensions?: ReadonlyArray<(system: OperationsSystem) => HttpExtension>;
+  extensions?: ReadonlyArray<(system: OperationsSystem) => HttpExtension | Promise<HttpExtension>>;
 }
 
 /** A router of another concern (fleet mode's /fleet) mounted on the operations server. */
@@ -165,7 +165,7 @@ export class OperationsSystem {
     }
 
     const limits = httpLimits(options.httpLimits);
-    for (const make of options.extensions ?? []) this.extensions.push(make(this));
+    for (const make of options.extensions ?? []) this.extensions.push(await make(this));
     const app = createOperationsApp(this.domain(), {
       tlsEnabled: tls !== null,
       logger: this.logger,

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { parsePositiveDurationMs } from '../config/values';
 import { ConfigError, messageOf } from '../errors';
 import { describeFileError } from '../file-errors';
-import { fleetDialects, type FleetNode } from './types';
+import { fleetDialects, type FleetDialect, type FleetNode } from './types';
 
 /**
  * The fleet configuration: its own file (`--fleet-config` / FABRIC_OPS_FLEET_CONFIG), its own
@@ -72,9 +72,42 @@ const NodeSchema = z
   })
   .strict();
 
+/** Port names as Kubernetes allows them (IANA_SVC_NAME): 1-15 of a-z 0-9 -, a letter in it, no leading, trailing or double -. */
+const portName = z
+  .string()
+  .regex(/^(?=.*[a-z])[a-z0-9]([a-z0-9-]{0,13}[a-z0-9])?$/, 'a port name is 1-15 characters of a-z 0-9 - with at least one letter (IANA_SVC_NAME)')
+  .refine((name) => !name.includes('--'), 'a port name has no "--"');
+
+const KubernetesSourceSchema = z
+  .object({
+    kind: z.enum(['Service', 'Pod']),
+    /** Default: the namespace fabric-ops runs in (POD_NAMESPACE, else the kubeconfig context's). '*': every namespace. */
+    namespace: z
+      .string()
+      .regex(/^(\*|[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)$/, 'a namespace name (RFC 1123 label) or * for every namespace')
+      .optional(),
+    selector: z.string().min(1, 'a label selector, e.g. app.kubernetes.io/component=peer'),
+    port: z.union([portName, z.number().int().min(1).max(65535)]),
+    group: z.string().min(1),
+    dialect: z.enum(fleetDialects).default('unknown'),
+    dialectLabel: z.string().min(1).optional(),
+    scheme: z.enum(['https', 'http']).default('https'),
+    /** Services only: dns (<name>.<namespace>.svc, the default) or clusterIP. Pods are always reached at their IP. */
+    address: z.enum(['dns', 'clusterIP']).optional(),
+    /** TLS server name to verify, `{name}` and `{namespace}` replaced; default: the host of the URL. */
+    tlsServerName: z.string().min(1).optional(),
+  })
+  .strict();
+
 const FleetFileSchema = z
   .object({
-    stateDirectory: z.string().min(1),
+    stateDirectory: z.string().min(1).optional(),
+    /** A ConfigMap in fabric-ops' namespace that also holds the pending put-backs (survives a pod's replacement). */
+    stateConfigMap: z
+      .string()
+      .regex(/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/, 'a ConfigMap name (RFC 1123 subdomain)')
+      .optional(),
+    discovery: z.object({ kubernetes: z.array(KubernetesSourceSchema).default([]) }).strict().default({ kubernetes: [] }),
     nodeTimeout: duration('2s'),
     concurrency: z.number().int().min(1).max(256).default(16),
     maxResponseBytes: z
@@ -92,9 +125,17 @@ const FleetFileSchema = z
       .default({ minShare: 1 }),
     writers: z.array(z.string().min(1)).default([]),
     groups: z.record(z.string().min(1), GroupSchema),
-    nodes: z.array(NodeSchema).min(1, 'at least one node'),
+    nodes: z.array(NodeSchema).default([]),
   })
-  .strict();
+  .strict()
+  .refine((file) => file.nodes.length > 0 || file.discovery.kubernetes.length > 0, {
+    message: 'at least one node, or a discovery source (discovery.kubernetes)',
+    path: ['nodes'],
+  })
+  .refine((file) => file.stateDirectory !== undefined || file.stateConfigMap !== undefined, {
+    message: 'where pending put-backs are kept: stateDirectory (a directory), stateConfigMap (a ConfigMap), or both',
+    path: ['stateDirectory'],
+  });
 
 export interface GroupTlsFiles {
   certFile?: string;
@@ -102,10 +143,34 @@ export interface GroupTlsFiles {
   caFiles: string[];
 }
 
+/** Nodes found in the Kubernetes API: one list+watch of Services or Pods by label selector. */
+export interface KubernetesDiscoverySource {
+  kind: 'Service' | 'Pod';
+  /** null: the namespace fabric-ops runs in; '*': every namespace (a ClusterRole). */
+  namespace: string | null;
+  /** A Kubernetes label selector, sent as given (the API server checks it). */
+  selector: string;
+  /** A port name (Service spec.ports[].name, container ports[].name) or number. */
+  port: string | number;
+  group: string;
+  dialect: FleetDialect;
+  /** A label whose value (peer, orderer) overrides `dialect` on the object that carries it. */
+  dialectLabel: string | null;
+  scheme: 'https' | 'http';
+  /** Services: dns (<name>.<namespace>.svc) or clusterIP; Pods: always their IP (null). */
+  address: 'dns' | 'clusterIP' | null;
+  /** `{name}` and `{namespace}` replaced; null: the URL's host. */
+  tlsServerName: string | null;
+}
+
 export interface FleetConfig {
   /** The file read (absolute), for messages. */
   source: string;
-  stateDirectory: string;
+  /** Where pending put-backs are written (fleet-putbacks.json); null: only the ConfigMap. */
+  stateDirectory: string | null;
+  /** A ConfigMap in fabric-ops' namespace holding the pending put-backs too; null: none. */
+  stateConfigMap: string | null;
+  discovery: { kubernetes: KubernetesDiscoverySource[] };
   nodeTimeoutMs: number;
   concurrency: number;
   maxResponseBytes: number;
@@ -116,6 +181,7 @@ export interface FleetConfig {
   healthy: { minShare: number } | { minCount: number };
   writers: string[];
   groups: Record<string, { tls: GroupTlsFiles | null }>;
+  /** The static nodes (discovered ones come and go at run time). */
   nodes: FleetNode[];
 }
 
@@ -145,6 +211,18 @@ export function fleetConfigFrom(document: unknown, source: string): FleetConfig 
       problems.push(`${source}: groups.${node.group}.tls: node "${node.name}" is https, so its group needs tls.caFiles (and a client certificate for mTLS)`);
     }
   });
+  file.discovery.kubernetes.forEach((entry, index) => {
+    const at = `${source}: discovery.kubernetes[${index}]`;
+    const group = file.groups[entry.group];
+    if (group === undefined) {
+      const known = Object.keys(file.groups);
+      problems.push(`${at}.group: no group "${entry.group}" (groups: ${known.length > 0 ? known.join(', ') : 'none'})`);
+    } else if (entry.scheme === 'https' && group.tls === undefined) {
+      problems.push(`${source}: groups.${entry.group}.tls: discovery.kubernetes[${index}] is https, so its group needs tls.caFiles (and a client certificate for mTLS)`);
+    }
+    if (entry.kind === 'Pod' && entry.address !== undefined) problems.push(`${at}.address: Pods are reached at their IP; address is for Services`);
+    if (entry.tlsServerName !== undefined && entry.scheme === 'http') problems.push(`${at}.tlsServerName: the scheme is http; a TLS server name needs https`);
+  });
   if (problems.length > 0) throw new ConfigError(problems);
   const groups: FleetConfig['groups'] = {};
   for (const [name, group] of Object.entries(file.groups)) {
@@ -161,7 +239,22 @@ export function fleetConfigFrom(document: unknown, source: string): FleetConfig 
   const healthy = file.healthy.minCount !== undefined ? { minCount: file.healthy.minCount } : { minShare: file.healthy.minShare ?? 1 };
   return {
     source,
-    stateDirectory: resolve(file.stateDirectory),
+    stateDirectory: file.stateDirectory === undefined ? null : resolve(file.stateDirectory),
+    stateConfigMap: file.stateConfigMap ?? null,
+    discovery: {
+      kubernetes: file.discovery.kubernetes.map((entry) => ({
+        kind: entry.kind,
+        namespace: entry.namespace ?? null,
+        selector: entry.selector,
+        port: entry.port,
+        group: entry.group,
+        dialect: entry.dialect,
+        dialectLabel: entry.dialectLabel ?? null,
+        scheme: entry.scheme,
+        address: entry.kind === 'Service' ? (entry.address ?? 'dns') : null,
+        tlsServerName: entry.tlsServerName ?? null,
+      })),
+    },
     nodeTimeoutMs: file.nodeTimeout,
     concurrency: file.concurrency,
     maxResponseBytes: file.maxResponseBytes,

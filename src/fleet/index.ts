@@ -16,6 +16,13 @@ export type * from './types';
 export interface FleetExtensionOptions extends FleetServiceOptions {
   /** Called with the service once it exists (to subscribe to its events, say). */
   onCreated?(fleet: FleetService): void;
+  /** Kubernetes credentials (KUBECONFIG, or the pod's service account) and POD_NAMESPACE; default process.env. */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** Does this configuration talk to the Kubernetes API (discovery or a put-back ConfigMap)? */
+export function fleetNeedsKubernetes(config: FleetConfig): boolean {
+  return config.discovery.kubernetes.length > 0 || config.stateConfigMap !== null;
 }
 
 /**
@@ -23,12 +30,19 @@ export interface FleetExtensionOptions extends FleetServiceOptions {
  * can serve fleet mode (TLS, client CAs; ConfigError otherwise), reads every group's credentials,
  * loads the pending put-backs, and mounts /fleet.
  */
-export function fleetExtension(config: FleetConfig, options: FleetExtensionOptions = {}): (host: FleetHost) => HttpExtension {
-  return (host) => {
+export function fleetExtension(config: FleetConfig, options: FleetExtensionOptions = {}): (host: FleetHost) => Promise<HttpExtension> {
+  return async (host) => {
     const problems = fleetServerProblems(host.config);
     if (problems.length > 0) throw new ConfigError(problems);
-    const fleet = new FleetService(config, { logger: host.getLogger('operations.fleet'), metrics: host.metrics }, options);
-    fleet.start();
+    let kubernetes = options.kubernetes;
+    if (kubernetes === undefined && fleetNeedsKubernetes(config)) {
+      // client-node loads only for a configuration that needs the API.
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- Kubernetes only when configured (start time)
+      const { connectKubernetes } = require('../kubernetes/connection') as typeof import('../kubernetes/connection');
+      kubernetes = await connectKubernetes(options.env ?? process.env);
+    }
+    const fleet = new FleetService(config, { logger: host.getLogger('operations.fleet'), metrics: host.metrics }, { ...options, ...(kubernetes ? { kubernetes } : {}) });
+    await fleet.start();
     options.onCreated?.(fleet);
     return { path: '/fleet', handler: fleetRouter(fleet, host.getLogger('operations.fleet')), stop: () => fleet.stop() };
   };

@@ -106,8 +106,8 @@ export class FleetLogSpec {
   }
 
   /** Loads the persisted put-backs and schedules them (an overdue one runs at once). */
-  start(): void {
-    for (const entry of this.options.store.load()) {
+  async start(): Promise<void> {
+    for (const entry of await this.options.store.load()) {
       if (!this.byName.has(entry.node)) {
         this.options.logger.warn(`pending put-back for node ${entry.node}, which is no longer in the fleet configuration; dropped`, {
           node: entry.node,
@@ -118,7 +118,7 @@ export class FleetLogSpec {
       this.pending.set(entry.node, entry);
       this.schedule(entry);
     }
-    if (this.pending.size > 0) this.options.logger.info(`${this.pending.size} pending log level put-backs loaded from ${this.options.store.file}`);
+    if (this.pending.size > 0) this.options.logger.info(`${this.pending.size} pending log level put-backs loaded from ${this.options.store.where}`);
   }
 
   stop(): void {

@@ -26,19 +26,37 @@ export class PutBackPersistError extends FabricOpsError {
   override readonly code = 'FABRIC_OPS_PUT_BACK_PERSIST';
 }
 
+/** Where pending put-backs are kept: a file, a ConfigMap, or both. */
+export interface PutBackStore {
+  /** For messages: the file or the ConfigMap. */
+  readonly where: string;
+  /** At start: the pending put-backs; throws ConfigError when the store is there but unusable. */
+  load(): Promise<PendingPutBack[]>;
+  /** Throws PutBackPersistError when they could not be written (the change they protect is then not made). */
+  save(pending: readonly PendingPutBack[]): Promise<void>;
+}
+
 /**
  * Pending put-backs in `<directory>/fleet-putbacks.json`, written atomically (temporary file,
  * fsync, rename, fsync of the directory): a crash leaves the old file or the new, never half.
  */
-export class PutBackStore {
+export class FilePutBackStore implements PutBackStore {
   readonly file: string;
 
   constructor(readonly directory: string) {
     this.file = path.join(directory, 'fleet-putbacks.json');
   }
 
+  get where(): string {
+    return this.file;
+  }
+
   /** At start: creates the directory; throws ConfigError when the file is there but unusable. */
-  load(): PendingPutBack[] {
+  async load(): Promise<PendingPutBack[]> {
+    return Promise.resolve(this.loadNow());
+  }
+
+  private loadNow(): PendingPutBack[] {
     try {
       mkdirSync(this.directory, { recursive: true, mode: 0o700 });
     } catch (error) {

@@ -9,7 +9,9 @@ import { Coalescer, evaluateHealth, nodeHealth, type FleetHealthReport } from '.
 import { FleetLogSpec, type NodeLogSpec, type SetLogSpecAnswer, type SetLogSpecRequest } from './logspec';
 import { FleetMetrics } from './metrics';
 import { mapBounded } from './pool';
-import { PutBackStore, type PendingPutBack } from './putback-store';
+import { FilePutBackStore, type PendingPutBack, type PutBackStore } from './putback-store';
+import type { KubernetesConnection } from '../kubernetes/connection';
+import { ConfigError } from '../errors';
 import type { FleetEvent, FleetEventListener, FleetNode, NodePutBack, NodeSelector } from './types';
 import { groupVersions, type FleetVersionReport } from './versions';
 import { messageOf } from '../errors';
@@ -30,6 +32,10 @@ export interface FleetEnvironment {
 export interface FleetServiceOptions {
   scheduler?: Scheduler;
   random?: () => number;
+  /** Where pending put-backs are kept; default: the file under `stateDirectory`. */
+  store?: PutBackStore;
+  /** The Kubernetes API (fleetExtension connects when the configuration needs it: discovery, stateConfigMap). */
+  kubernetes?: KubernetesConnection;
 }
 
 /** Pure: why this server cannot run fleet mode, naming the node configuration's keys; null when it can. */
@@ -44,6 +50,11 @@ export function fleetServerProblems(config: NormalisedConfig): string[] {
     return [`fleet mode demands a client certificate on /fleet/*: ${config.keys.tlsClientRootCAs} must name the CA of the operators' client certificates`];
   }
   return [];
+}
+
+function fileStore(config: FleetConfig): PutBackStore {
+  if (config.stateDirectory === null) throw new ConfigError([`${config.source}: stateDirectory: needed unless a put-back store is given (stateConfigMap)`]);
+  return new FilePutBackStore(config.stateDirectory);
 }
 
 /**
@@ -92,7 +103,7 @@ export class FleetService {
       client: this.client,
       concurrency: config.concurrency,
       scheduler: this.scheduler,
-      store: new PutBackStore(config.stateDirectory),
+      store: options.store ?? fileStore(config),
       logger: this.logger,
       changes: this.metrics.logspecChanges,
       putBacks: this.metrics.logspecPutBacks,
@@ -102,8 +113,8 @@ export class FleetService {
   }
 
   /** Loads pending put-backs (throws ConfigError on an unusable state file) and starts the background round. */
-  start(): void {
-    this.logSpec.start();
+  async start(): Promise<void> {
+    await this.logSpec.start();
     if (this.config.pollIntervalMs > 0) {
       const round = (): void => {
         void this.health().catch((error: unknown) => this.logger.error(`fleet health round failed: ${messageOf(error)}`));

@@ -8,10 +8,19 @@ import { FabricOpsError } from '../errors';
  * Role grants exactly what is used.
  */
 export const kubernetesApiAccess = [
-  { apiGroup: '', resource: 'events', verbs: ['create', 'patch'] },
+  // The node's own integration (config.kubernetes): Events about this pod, and its logspec ConfigMap.
+  { feature: 'events', apiGroup: '', resource: 'events', verbs: ['create', 'patch'] },
   // list and watch with fieldSelector metadata.name=<name>, so the Role can name the ConfigMap (resourceNames).
-  { apiGroup: '', resource: 'configmaps', verbs: ['list', 'watch'] },
+  { feature: 'logspecConfigMap', apiGroup: '', resource: 'configmaps', verbs: ['list', 'watch'] },
+  // Fleet mode (src/fleet): nodes discovered from Services or Pods (list and watch by label selector) ...
+  { feature: 'fleetDiscovery', apiGroup: '', resource: 'services', verbs: ['list', 'watch'] },
+  { feature: 'fleetDiscovery', apiGroup: '', resource: 'pods', verbs: ['list', 'watch'] },
+  // ... and the pending put-backs kept in one named ConfigMap (get and update by name; create cannot be named).
+  { feature: 'fleetState', apiGroup: '', resource: 'configmaps', verbs: ['get', 'create', 'update'] },
 ] as const;
+
+/** Which part of fabric-ops makes a call: the chart grants each part's entries only when that part is on. */
+export type KubernetesFeature = (typeof kubernetesApiAccess)[number]['feature'];
 
 /** A call that does not fit the table (a programming error: the chart's Role would refuse it). */
 export class KubernetesAccessError extends FabricOpsError {
@@ -24,7 +33,7 @@ export type KubernetesVerb<R extends KubernetesResource> = Extract<Access, { res
 type AnyVerb = Access['verbs'][number];
 
 /** The HTTP method of each verb, as kube-apiserver maps requests to RBAC verbs (watch: GET with ?watch=true). */
-const methodOfVerb = { create: 'POST', patch: 'PATCH', list: 'GET', watch: 'GET' } as const satisfies Record<AnyVerb, string>;
+const methodOfVerb = { create: 'POST', patch: 'PATCH', get: 'GET', update: 'PUT', list: 'GET', watch: 'GET' } as const satisfies Record<AnyVerb, string>;
 
 /** One (resource, verb) of the table, as the transport takes it. */
 export interface ApiAccess {
@@ -35,8 +44,8 @@ export interface ApiAccess {
 
 /** The entry for a call; the type allows only listed pairs, and an unlisted one (a cast) throws. */
 export function requireAccess<R extends KubernetesResource>(resource: R, verb: KubernetesVerb<R>): ApiAccess {
-  const entry = kubernetesApiAccess.find((candidate) => candidate.resource === resource);
-  if (!entry || !(entry.verbs as readonly string[]).includes(verb)) {
+  const entry = kubernetesApiAccess.find((candidate) => candidate.resource === resource && (candidate.verbs as readonly string[]).includes(verb));
+  if (!entry) {
     throw new KubernetesAccessError(
       `${String(verb)} ${String(resource)} is not in kubernetesApiAccess (src/kubernetes/access.ts): the chart's Role would not grant it`,
     );
@@ -44,10 +53,10 @@ export function requireAccess<R extends KubernetesResource>(resource: R, verb: K
   return { resource, verb, method: methodOfVerb[verb] };
 }
 
-/** Throws unless `path` is the collection of the entry's resource (or, for a patch, one object in it). */
+/** Throws unless `path` is the collection of the entry's resource (or, for get, update and patch, one object in it). */
 export function checkAccessPath(access: ApiAccess, path: string): void {
   const collection = new RegExp(`/${access.resource}$`);
   const object = new RegExp(`/${access.resource}/[^/]+$`);
-  const fits = access.verb === 'patch' ? object.test(path) : collection.test(path);
+  const fits = access.verb === 'patch' || access.verb === 'get' || access.verb === 'update' ? object.test(path) : collection.test(path);
   if (!fits) throw new KubernetesAccessError(`${access.verb} ${access.resource} does not fit the path ${path}`);
 }

@@ -7,6 +7,8 @@ import type { CertificateSummary } from '../tls/pem';
 import { createConfigMapApi, createEventSink, loadClientNode, loadKubeConfig } from './client';
 import { LogSpecConfigMapWatcher } from './logspec-configmap';
 import { createTransport } from './transport';
+
+export { connectKubernetes, type KubernetesConnection } from './connection';
 import type { TransportOptions } from './transport-options';
 import { EventRecorder, type EventSink, type EventType, type PodReference } from './recorder';
 

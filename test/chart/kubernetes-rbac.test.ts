@@ -1,4 +1,4 @@
-import { kubernetesApiAccess } from '../../src/kubernetes/access';
+import { kubernetesApiAccess, type KubernetesFeature } from '../../src/kubernetes/access';
 import { find, kinds, render, validateObjects, type K8sObject } from './helm';
 
 /**
@@ -28,9 +28,9 @@ function grants(rules: PolicyRule[]): string[] {
     .sort();
 }
 
-const used = (resources: readonly string[]): string[] =>
+const used = (features: readonly KubernetesFeature[]): string[] =>
   kubernetesApiAccess
-    .filter((access) => resources.includes(access.resource))
+    .filter((access) => features.includes(access.feature))
     .flatMap((access) => access.verbs.map((verb) => `${access.apiGroup}/${access.resource}/${verb}`))
     .sort();
 
@@ -50,7 +50,7 @@ describe('chart: Kubernetes integration', () => {
     });
     expect(validateObjects(objects).filter((result) => result.errors.length > 0)).toEqual([]);
     const role = find(objects, 'Role') as K8sObject & { rules: PolicyRule[] };
-    expect(grants(role.rules)).toEqual(used(['events', 'configmaps']));
+    expect(grants(role.rules)).toEqual(used(['events', 'logspecConfigMap']));
     const configMap = find(objects, 'ConfigMap', 'peer0-fabric-ops-logspec');
     expect(configMap.data).toEqual({ logspec: 'gossip=warn:info' });
     const configMapRule = role.rules.find((rule) => rule.resources.includes('configmaps'));
@@ -84,6 +84,6 @@ describe('chart: Kubernetes integration', () => {
   test('only the ConfigMap: list and watch on it, no events', () => {
     const { objects } = render({ set: { 'kubernetes.logspecConfigMap.enabled': true } });
     const role = find(objects, 'Role') as K8sObject & { rules: PolicyRule[] };
-    expect(grants(role.rules)).toEqual(used(['configmaps']));
+    expect(grants(role.rules)).toEqual(used(['logspecConfigMap']));
   });
 });

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { CallOutcome } from '../../../src/fleet/client';
 import { FleetLogSpec } from '../../../src/fleet/logspec';
-import { PutBackPersistError, PutBackStore } from '../../../src/fleet/putback-store';
+import { FilePutBackStore, PutBackPersistError } from '../../../src/fleet/putback-store';
 import type { FleetEvent, FleetNode } from '../../../src/fleet/types';
 import { DisabledProvider } from '../../../src/metrics/disabled/provider';
 import { CaptureLoggers } from '../../support/capture-logger';
@@ -46,7 +46,7 @@ function setup(names: string[]) {
       client,
       concurrency: 4,
       scheduler,
-      store: new PutBackStore(dir),
+      store: new FilePutBackStore(dir),
       logger,
       changes: provider.newCounter({ name: 'c', help: 'c', labelNames: ['result'] }),
       putBacks: provider.newCounter({ name: 'p', help: 'p', labelNames: ['result'] }),
@@ -54,7 +54,8 @@ function setup(names: string[]) {
       random: () => 0.5,
     });
   const manager = make();
-  manager.start();
+  // An empty state directory: nothing to load (the load settles within the first await of a test).
+  void manager.start();
   /** Lets queued work (promise chains) run after timers fired. */
   const settle = async (which: FleetLogSpec = manager) => {
     for (let i = 0; i < 20; i += 1) await Promise.resolve();
@@ -127,7 +128,7 @@ describe('fleet logspec with an injected scheduler', () => {
     expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ version: 1, pending: [{ node: 'a', previous: 'info', specs: ['debug'], actor: 'op' }] });
     manager.stop();
     const next = make();
-    next.start();
+    await next.start();
     expect(next.pendingPutBacks()).toHaveLength(1);
     // Restarted before the TTL ended: the put-back fires when it was due, not at once.
     scheduler.advance(9_000);
@@ -139,7 +140,7 @@ describe('fleet logspec with an injected scheduler', () => {
     expect(next.pendingPutBacks()).toEqual([]);
     next.stop();
     writeFileSync(file, '{"version":1,"pending":[{"node":');
-    expect(() => make().start()).toThrow(/fleet-putbacks\.json is not JSON/);
+    await expect(make().start()).rejects.toThrow(/fleet-putbacks\.json is not JSON/);
   });
 
   test('every write is one audit line with actor, selector, spec, TTL and each node result', async () => {

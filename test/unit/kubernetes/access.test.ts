@@ -20,14 +20,27 @@ describe('Kubernetes API access table', () => {
     const methods = kubernetesApiAccess.flatMap((access) =>
       access.verbs.map((verb) => `${access.resource}/${verb}=${requireAccess(access.resource, verb as never).method}`),
     );
-    expect(methods).toEqual(['events/create=POST', 'events/patch=PATCH', 'configmaps/list=GET', 'configmaps/watch=GET']);
+    expect(methods).toEqual([
+      'events/create=POST',
+      'events/patch=PATCH',
+      'configmaps/list=GET',
+      'configmaps/watch=GET',
+      'services/list=GET',
+      'services/watch=GET',
+      'pods/list=GET',
+      'pods/watch=GET',
+      'configmaps/get=GET',
+      'configmaps/create=POST',
+      'configmaps/update=PUT',
+    ]);
   });
 
   test('an unlisted pair (reached through a cast) is refused, naming it and the table', () => {
-    const call = (): unknown => requireAccess('secrets' as KubernetesResource, 'get' as never);
+    const call = (): unknown => requireAccess('secrets' as KubernetesResource, 'get');
     expect(call).toThrow(KubernetesAccessError);
     expect(call).toThrow("get secrets is not in kubernetesApiAccess (src/kubernetes/access.ts): the chart's Role would not grant it");
-    expect(() => requireAccess('configmaps', 'create' as never)).toThrow('create configmaps is not in kubernetesApiAccess');
+    expect(() => requireAccess('configmaps', 'delete' as never)).toThrow('delete configmaps is not in kubernetesApiAccess');
+    expect(() => requireAccess('services', 'get' as never)).toThrow('get services is not in kubernetesApiAccess');
     try {
       call();
     } catch (error) {
