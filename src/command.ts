@@ -101,13 +101,21 @@ function exitCodeFor(err: unknown): { code: number; lines: readonly string[] } {
   return { code: exitCodes.runtime, lines: [`unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`] };
 }
 
-/** Fleet mode (src/fleet), loaded only when asked for: a plain start loads neither it nor zod. */
-function fleetExtensions(file: string | undefined): NonNullable<StartOptions['extensions']> {
+/**
+ * Fleet mode (src/fleet), loaded only when asked for: a plain start loads neither it nor zod.
+ * `connect` hands the fleet's events to the Kubernetes integration, which starts after the server
+ * listens; the relay holds what the fleet reports before (put-backs run at start).
+ */
+function fleetMode(file: string | undefined): { extensions: NonNullable<StartOptions['extensions']>; connect(kubernetes: KubernetesIntegration | null): void } {
   const source = file ?? (process.env.FABRIC_OPS_FLEET_CONFIG || undefined);
-  if (source === undefined) return [];
+  if (source === undefined) return { extensions: [], connect: () => undefined };
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- fleet mode only (start time)
   const fleet = require('./fleet') as typeof FleetModule;
-  return [fleet.fleetExtension(fleet.loadFleetConfig(source))];
+  const relay = new fleet.FleetEventRelay();
+  return {
+    extensions: [fleet.fleetExtension(fleet.loadFleetConfig(source), { onCreated: (service) => service.onEvent(relay.listener) })],
+    connect: (kubernetes) => relay.connect(kubernetes === null ? null : (type, reason, message) => kubernetes.record(type, reason, message)),
+  };
 }
 
 async function main(): Promise<void> {
@@ -130,8 +138,10 @@ async function main(): Promise<void> {
     fail(code, lines);
   }
   let system: OperationsSystem;
+  let fleet: ReturnType<typeof fleetMode>;
   try {
-    system = await OperationsSystem.start({ ...options, env: process.env, extensions: fleetExtensions(fleetConfig) });
+    fleet = fleetMode(fleetConfig);
+    system = await OperationsSystem.start({ ...options, env: process.env, extensions: fleet.extensions });
   } catch (err) {
     const { code, lines } = exitCodeFor(err);
     fail(code, lines);
@@ -139,6 +149,7 @@ async function main(): Promise<void> {
   let kubernetes: KubernetesIntegration | null;
   try {
     kubernetes = prepared === null ? null : prepared.start(system);
+    fleet.connect(kubernetes);
   } catch (err) {
     await system.stop(0).catch(() => undefined);
     const { code, lines } = exitCodeFor(err);

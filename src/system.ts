@@ -76,6 +76,8 @@ export class OperationsSystem {
   readonly logging: LoggingSystem;
   readonly health: HealthService;
   readonly version: VersionDocument;
+  /** The server's HTTP limits (StartOptions.httpLimits over Fabric's defaults); extensions take their body limit from it. */
+  readonly httpLimits: HttpLimits;
   private readonly metricsSystem: MetricsSystem;
   private readonly serviceMetrics: ServiceMetrics;
   private readonly logger: Logger;
@@ -89,6 +91,8 @@ export class OperationsSystem {
   private extensions: HttpExtension[] = [];
 
   private constructor(config: NormalisedConfig, configSource: string, options: StartOptions) {
+    // First: a bad limit (ConfigError) throws before anything is made.
+    this.httpLimits = httpLimits(options.httpLimits);
     this.config = config;
     this.configSource = configSource;
     this.logging = options.logging ?? LoggingSystem.fromEnvironment(options.env ?? process.env, options.logStream);
@@ -164,7 +168,7 @@ export class OperationsSystem {
       tls = { context: secureContextOptions(material), clientAuthRequired: config.operations.tls.clientAuthRequired };
     }
 
-    const limits = httpLimits(options.httpLimits);
+    const limits = this.httpLimits;
     for (const make of options.extensions ?? []) this.extensions.push(await make(this));
     const app = createOperationsApp(this.domain(), {
       tlsEnabled: tls !== null,

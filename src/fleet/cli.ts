@@ -73,6 +73,16 @@ function connection(values: Record<string, unknown>, env: NodeJS.ProcessEnv): Co
   };
 }
 
+/**
+ * Largest answer read from the fleet endpoint. The largest real one is GET /fleet/logspec: a
+ * spec of up to 16 KiB per node, so about 8 MiB for 500 nodes; past this the endpoint is not
+ * answering as a fleet does, and reading on would only grow this process.
+ */
+export const maxAnswerBytes = 32 * 1024 * 1024;
+
+/** The fleet endpoint's answer is larger than maxAnswerBytes: not read further. */
+class AnswerTooLargeError extends Error {}
+
 function call(conn: Connection, method: string, path: string, body?: unknown): Promise<{ status: number; json: unknown; text: string }> {
   return new Promise((resolve, reject) => {
     const payload = body === undefined ? undefined : JSON.stringify(body);
@@ -87,7 +97,18 @@ function call(conn: Connection, method: string, path: string, body?: unknown): P
     const timer = setTimeout(() => req.destroy(new Error(`no answer within ${conn.timeoutMs} ms`)), conn.timeoutMs);
     req.on('response', (res) => {
       const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      let size = Number(res.headers['content-length'] ?? 0);
+      const tooLarge = (): void => {
+        clearTimeout(timer);
+        req.destroy(new AnswerTooLargeError(`the answer is larger than ${maxAnswerBytes} bytes (status ${res.statusCode ?? 0}); not read further`));
+      };
+      if (size > maxAnswerBytes) return tooLarge();
+      size = 0;
+      res.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > maxAnswerBytes) tooLarge();
+        else chunks.push(chunk);
+      });
       res.on('end', () => {
         clearTimeout(timer);
         const text = Buffer.concat(chunks).toString('utf8');
@@ -325,7 +346,11 @@ export async function runFleetCommand(argv: string[], env: NodeJS.ProcessEnv, ou
     try {
       answer = await call(conn, method, path, body);
     } catch (error) {
-      err.write(`fabric-ops fleet: cannot reach ${conn.url}: ${messageOf(error)}\n`);
+      err.write(
+        error instanceof AnswerTooLargeError
+          ? `fabric-ops fleet: ${conn.url}${path}: ${error.message}\n`
+          : `fabric-ops fleet: cannot reach ${conn.url}: ${messageOf(error)}\n`,
+      );
       return 1;
     }
     const json = answer.json as Json | undefined;

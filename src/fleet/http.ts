@@ -2,7 +2,6 @@ import { Router, type RequestHandler, type Response } from 'express';
 import { LogSpecError } from '../errors';
 import { readBodyOrAnswer } from '../http/body-answer';
 import { sendError } from '../http/errors';
-import { maxBodyBytes } from '../http/limits';
 import { verifiedClientSubject } from '../http/middleware/client-auth';
 import { FleetRequestError } from './logspec';
 import { PutBackPersistError } from './putback-store';
@@ -12,8 +11,14 @@ import type { FleetService } from './service';
 /**
  * /fleet/*: parse, call the FleetService, map results to status codes. Every path demands a
  * verified client certificate whatever clientAuthRequired says; writes demand a listed subject.
+ * Bodies are limited as `PUT /logspec`'s are: the server's `httpLimits.maxBodyBytes` (413 past it).
  */
-export function fleetRouter(fleet: FleetService, logger: { warn(message: string, fields?: Record<string, unknown>): void }): Router {
+export function fleetRouter(
+  fleet: FleetService,
+  logger: { warn(message: string, fields?: Record<string, unknown>): void },
+  limits: { maxBodyBytes: number },
+): Router {
+  const { maxBodyBytes } = limits;
   const router = Router({ caseSensitive: true, strict: true });
 
   router.use((req, res, next) => {

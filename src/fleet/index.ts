@@ -3,14 +3,21 @@ import type { HttpExtension } from '../system';
 import type { FleetConfig } from './config';
 import { fleetRouter } from './http';
 import { ConfigError } from '../errors';
+import { maxBodyBytes } from '../http/limits';
 import { FleetService, fleetServerProblems, type FleetHost, type FleetServiceOptions } from './service';
+import type { KubernetesConnection } from '../kubernetes/connection';
+import { createConfigMapObjectApi } from '../kubernetes/configmap-object';
+import type { Logger } from '../logging/types';
+import { ConfigMapPutBackStore, FileAndConfigMapPutBackStore } from './putback-configmap';
+import { FilePutBackStore, type PutBackStore } from './putback-store';
 
 export { loadFleetConfig, fleetConfigFrom, fleetConfigEnvironmentVariable, type FleetConfig } from './config';
 export { FleetService, fleetServerProblems, type FleetHost, type FleetEnvironment, type FleetServiceOptions } from './service';
 export type { FleetHealthReport } from './health';
 export type { FleetVersionReport } from './versions';
 export type { SetLogSpecRequest, SetLogSpecAnswer, NodeLogSpec } from './logspec';
-export type { PendingPutBack } from './putback-store';
+export type { PendingPutBack, PutBackStore } from './putback-store';
+export { describeFleetEventForKubernetes, FleetEventRelay } from './kubernetes-events';
 export type * from './types';
 
 export interface FleetExtensionOptions extends FleetServiceOptions {
@@ -26,11 +33,30 @@ export function fleetNeedsKubernetes(config: FleetConfig): boolean {
 }
 
 /**
+ * Where pending put-backs are kept: the file under `stateDirectory`, the ConfigMap `stateConfigMap`
+ * in fabric-ops' namespace, or both (README, "Fleet": what survives what).
+ */
+export function putBackStoreFor(config: FleetConfig, kubernetes: KubernetesConnection | undefined, logger: Logger): PutBackStore {
+  const file = config.stateDirectory === null ? null : new FilePutBackStore(config.stateDirectory);
+  if (config.stateConfigMap === null) {
+    if (file === null) throw new ConfigError([`${config.source}: stateDirectory or stateConfigMap: one of them is needed to keep pending put-backs`]);
+    return file;
+  }
+  if (kubernetes === undefined)
+    throw new ConfigError([`${config.source}: stateConfigMap: needs the Kubernetes API (KUBECONFIG, or the pod's service account)`]);
+  const configMap = new ConfigMapPutBackStore({ api: createConfigMapObjectApi(kubernetes.transport, kubernetes.namespace, config.stateConfigMap), logger });
+  return file === null ? configMap : new FileAndConfigMapPutBackStore(file, configMap, logger);
+}
+
+/** What fleetExtension uses of the operations system: FleetHost, and the server's request-body limit when it has one (OperationsSystem does). */
+export type FleetExtensionHost = FleetHost & { readonly httpLimits?: { readonly maxBodyBytes: number } };
+
+/**
  * For startOperationsSystem({ extensions: [fleetExtension(config)] }): checks that the server
  * can serve fleet mode (TLS, client CAs; ConfigError otherwise), reads every group's credentials,
  * loads the pending put-backs, and mounts /fleet.
  */
-export function fleetExtension(config: FleetConfig, options: FleetExtensionOptions = {}): (host: FleetHost) => Promise<HttpExtension> {
+export function fleetExtension(config: FleetConfig, options: FleetExtensionOptions = {}): (host: FleetExtensionHost) => Promise<HttpExtension> {
   return async (host) => {
     const problems = fleetServerProblems(host.config);
     if (problems.length > 0) throw new ConfigError(problems);
@@ -41,9 +67,13 @@ export function fleetExtension(config: FleetConfig, options: FleetExtensionOptio
       const { connectKubernetes } = require('../kubernetes/connection') as typeof import('../kubernetes/connection');
       kubernetes = await connectKubernetes(options.env ?? process.env);
     }
-    const fleet = new FleetService(config, { logger: host.getLogger('operations.fleet'), metrics: host.metrics }, { ...options, ...(kubernetes ? { kubernetes } : {}) });
-    await fleet.start();
+    const logger = host.getLogger('operations.fleet');
+    const store = options.store ?? putBackStoreFor(config, kubernetes, logger);
+    const fleet = new FleetService(config, { logger, metrics: host.metrics }, { ...options, store, ...(kubernetes ? { kubernetes } : {}) });
+    // Listeners before start: the overdue put-backs start runs are reported too.
     options.onCreated?.(fleet);
-    return { path: '/fleet', handler: fleetRouter(fleet, host.getLogger('operations.fleet')), stop: () => fleet.stop() };
+    await fleet.start();
+    const limits = host.httpLimits ?? { maxBodyBytes };
+    return { path: '/fleet', handler: fleetRouter(fleet, logger, { maxBodyBytes: limits.maxBodyBytes }), stop: () => fleet.stop() };
   };
 }

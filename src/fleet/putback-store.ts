@@ -21,6 +21,27 @@ const FileSchema = z.object({
   pending: z.array(z.object({ node: z.string(), previous: z.string(), specs: z.array(z.string()).min(1), dueAt: z.number(), actor: z.string() })),
 });
 
+/** The document a store keeps (the file's content, the ConfigMap key's value): `{"version": 1, "pending": [...]}`. Pure. */
+export function formatPutBacks(pending: readonly PendingPutBack[]): string {
+  return `${JSON.stringify({ version: 1, pending }, null, 1)}\n`;
+}
+
+/** Pure: the put-backs of a stored document, or why it is not one (the caller names where it came from). */
+export function parsePutBacks(text: string): { ok: true; pending: PendingPutBack[] } | { ok: false; problem: string } {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    return { ok: false, problem: `is not JSON (${messageOf(error)})` };
+  }
+  const parsed = FileSchema.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return { ok: false, problem: `is not a put-back document: ${issue ? `${issue.path.join('.') || 'document'}: ${issue.message}` : 'invalid'}` };
+  }
+  return { ok: true, pending: parsed.data.pending };
+}
+
 /** The pending put-backs could not be written: the change they protect is not made. */
 export class PutBackPersistError extends FabricOpsError {
   override readonly code = 'FABRIC_OPS_PUT_BACK_PERSIST';
@@ -69,14 +90,9 @@ export class FilePutBackStore implements PutBackStore {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
       throw new ConfigError([`stateDirectory: cannot read ${this.file}: ${describeFileError(error)}`]);
     }
-    let parsed;
-    try {
-      parsed = FileSchema.safeParse(JSON.parse(text));
-    } catch (error) {
-      throw new ConfigError([`stateDirectory: ${this.file} is not JSON (${messageOf(error)}); move it away to start without its put-backs`]);
-    }
-    if (!parsed.success) throw new ConfigError([`stateDirectory: ${this.file} is not a put-back file: ${parsed.error.issues[0]?.message ?? 'invalid'}`]);
-    return parsed.data.pending;
+    const parsed = parsePutBacks(text);
+    if (!parsed.ok) throw new ConfigError([`stateDirectory: ${this.file} ${parsed.problem}; move it away to start without its put-backs`]);
+    return parsed.pending;
   }
 
   async save(pending: readonly PendingPutBack[]): Promise<void> {
@@ -84,7 +100,7 @@ export class FilePutBackStore implements PutBackStore {
     try {
       const handle = await open(temporary, 'w', 0o600);
       try {
-        await handle.writeFile(`${JSON.stringify({ version: 1, pending }, null, 1)}\n`);
+        await handle.writeFile(formatPutBacks(pending));
         await handle.sync();
       } finally {
         await handle.close();

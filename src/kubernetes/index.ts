@@ -12,6 +12,8 @@ export { connectKubernetes, type KubernetesConnection } from './connection';
 import type { TransportOptions } from './transport-options';
 import { EventRecorder, type EventSink, type EventType, type PodReference } from './recorder';
 
+export type { EventType } from './recorder';
+
 /** What the integration uses of OperationsSystem (it never reaches further in). */
 export interface KubernetesHost {
   readonly config: NormalisedConfig;
@@ -45,6 +47,12 @@ export interface PreparedKubernetesIntegration {
 }
 
 export interface KubernetesIntegration {
+  /**
+   * Records an Event on the pod, as the integration's own are (aggregated, rate-limited, queued
+   * off the caller's path): for other parts of fabric-ops (fleet mode's writes and put-backs).
+   * Does nothing when Events are off (`kubernetes.events.enabled`) or after `stop`. Never throws, never waits.
+   */
+  record(type: EventType, reason: string, message: string): void;
   /** Stops watching and recording; queued events are given up to `graceMs` to be written. */
   stop(graceMs?: number): Promise<void>;
 }
@@ -160,6 +168,7 @@ function startPrepared(host: KubernetesHost, context: StartContext): KubernetesI
     server: context.server,
   });
   return {
+    record: (type, reason, message) => events?.record(type, reason, message),
     async stop(graceMs = 2000) {
       for (const stop of stops) await stop(graceMs);
     },
@@ -167,7 +176,11 @@ function startPrepared(host: KubernetesHost, context: StartContext): KubernetesI
 }
 
 /** Events: a recorder fed by the system's events and by the certificate's near-expiry check. */
-function startEvents(host: KubernetesHost, context: StartContext, logger: Logger): { recordRefusal: (message: string) => void; stop: Stop } {
+function startEvents(
+  host: KubernetesHost,
+  context: StartContext,
+  logger: Logger,
+): { record: (type: EventType, reason: string, message: string) => void; recordRefusal: (message: string) => void; stop: Stop } {
   const { pod, transport, now, env, options } = context;
   const dropped = host.metrics.newCounter({
     namespace: 'kubernetes',
@@ -189,6 +202,7 @@ function startEvents(host: KubernetesHost, context: StartContext, logger: Logger
   const timer = setInterval(checkExpiry, options.expiryCheckIntervalMs ?? dayMs);
   timer.unref();
   return {
+    record: (type, reason, message) => recorder.record(type, reason, message),
     recordRefusal: (message) => recorder.record('Warning', 'LogSpecRefused', message),
     stop: async (graceMs) => {
       unsubscribe();

@@ -1,0 +1,179 @@
+import { ConfigError, messageOf } from '../errors';
+import type { Logger } from '../logging/types';
+import { KubernetesApiError } from '../kubernetes/api-error';
+import type { ConfigMapObject, ConfigMapObjectApi } from '../kubernetes/configmap-object';
+import { formatPutBacks, parsePutBacks, PutBackPersistError, type FilePutBackStore, type PendingPutBack, type PutBackStore } from './putback-store';
+
+/** The key of the ConfigMap's `data` that holds the put-back document (the same JSON as the file). */
+export const putBackConfigMapKey = 'fleet-putbacks.json';
+
+/**
+ * What the API server accepts in one ConfigMap: `data` and `binaryData` together, keys included,
+ * at most 1 MiB (kube-apiserver's validation, core.MaxSecretSize, which ConfigMaps share).
+ */
+export const maxConfigMapBytes = 1024 * 1024;
+
+/** Set on the ConfigMap when fabric-ops creates it, so `kubectl get cm -l app.kubernetes.io/managed-by=fabric-ops` finds it. */
+export const putBackConfigMapLabels: Readonly<Record<string, string>> = {
+  'app.kubernetes.io/name': 'fabric-ops',
+  'app.kubernetes.io/managed-by': 'fabric-ops',
+  'app.kubernetes.io/component': 'fleet-putbacks',
+};
+
+/** Writes tried when someone else changed or deleted the ConfigMap in between (409, 404): each one reads it again first. */
+const maxWriteAttempts = 3;
+
+/** Pure: the bytes a ConfigMap's data takes in the API server's size check (keys and values; binaryData decoded). */
+export function configMapDataBytes(object: Pick<ConfigMapObject, 'data' | 'binaryData'>): number {
+  let bytes = 0;
+  for (const [key, value] of Object.entries(object.data ?? {})) bytes += Buffer.byteLength(key) + Buffer.byteLength(value);
+  for (const [key, value] of Object.entries(object.binaryData ?? {})) bytes += Buffer.byteLength(key) + Buffer.from(value, 'base64').length;
+  return bytes;
+}
+
+export interface ConfigMapPutBackStoreOptions {
+  api: ConfigMapObjectApi;
+  logger: Pick<Logger, 'warn' | 'info'>;
+  key?: string;
+}
+
+/**
+ * Pending put-backs in one ConfigMap of fabric-ops' namespace (fleet file: `stateConfigMap`),
+ * under one key, as the same JSON document as the file. fabric-ops owns that key: there is one
+ * fleet replica, so a write that finds the ConfigMap changed by someone else (409 Conflict) or
+ * deleted (404) reads it again and writes its own put-backs over the key. Other keys, labels and
+ * annotations someone put on the ConfigMap are kept.
+ */
+export class ConfigMapPutBackStore implements PutBackStore {
+  private readonly api: ConfigMapObjectApi;
+  private readonly logger: Pick<Logger, 'warn' | 'info'>;
+  readonly key: string;
+  /** The ConfigMap as last read or written (its resourceVersion goes with the next update); null: there is none; undefined: not known. */
+  private current: ConfigMapObject | null | undefined;
+
+  constructor(options: ConfigMapPutBackStoreOptions) {
+    this.api = options.api;
+    this.logger = options.logger;
+    this.key = options.key ?? putBackConfigMapKey;
+  }
+
+  get where(): string {
+    return `ConfigMap ${this.api.namespace}/${this.api.name} (key ${this.key})`;
+  }
+
+  /**
+   * The put-backs the ConfigMap holds, or null when there is no ConfigMap or it has no such key
+   * (one made empty beforehand). Throws ConfigError when the key holds something unusable, and
+   * KubernetesApiError when the ConfigMap cannot be read.
+   */
+  async read(): Promise<PendingPutBack[] | null> {
+    let object: ConfigMapObject | null;
+    try {
+      object = await this.api.get();
+    } catch (error) {
+      const status = error instanceof KubernetesApiError ? error.status : undefined;
+      const reason = error instanceof KubernetesApiError ? error.reason : undefined;
+      throw new KubernetesApiError(`stateConfigMap: cannot read the pending put-backs from ${this.where}: ${messageOf(error)}`, status, reason);
+    }
+    this.current = object;
+    const text = object?.data?.[this.key];
+    if (text === undefined) return null;
+    const parsed = parsePutBacks(text);
+    if (!parsed.ok) {
+      throw new ConfigError([
+        `stateConfigMap: ${this.where} ${parsed.problem}; fix the key, or remove it (kubectl edit configmap -n ${this.api.namespace} ${this.api.name}) to start without its put-backs`,
+      ]);
+    }
+    return parsed.pending;
+  }
+
+  /** At start: the ConfigMap's put-backs; creates it (empty) when there is none, so that a missing permission shows now. */
+  async load(): Promise<PendingPutBack[]> {
+    const held = await this.read();
+    if (held !== null) return held;
+    await this.save([]);
+    return [];
+  }
+
+  async save(pending: readonly PendingPutBack[]): Promise<void> {
+    const text = formatPutBacks(pending);
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        if (this.current === undefined) this.current = await this.api.get();
+        const next = this.withPutBacks(this.current, text, pending.length);
+        this.current = this.current === null ? await this.api.create(next) : await this.api.update(next);
+        return;
+      } catch (error) {
+        if (error instanceof PutBackPersistError) throw error;
+        const status = error instanceof KubernetesApiError ? error.status : undefined;
+        if ((status === 409 || status === 404) && attempt < maxWriteAttempts) {
+          this.logger.warn(
+            `${this.where} was ${status === 404 ? 'deleted' : 'changed'} by someone else (${messageOf(error)}); reading it again and writing fabric-ops' pending put-backs over the key`,
+            { configMap: `${this.api.namespace}/${this.api.name}`, status },
+          );
+          this.current = undefined;
+          continue;
+        }
+        throw new PutBackPersistError(`cannot write the pending put-backs to ${this.where}: ${messageOf(error)}`);
+      }
+    }
+  }
+
+  /** The object to write: the one read with our key set (a new one, labelled, when there is none); refused past 1 MiB. */
+  private withPutBacks(current: ConfigMapObject | null, text: string, count: number): ConfigMapObject {
+    const next: ConfigMapObject =
+      current === null
+        ? {
+            apiVersion: 'v1',
+            kind: 'ConfigMap',
+            metadata: { name: this.api.name, namespace: this.api.namespace, labels: { ...putBackConfigMapLabels } },
+            data: { [this.key]: text },
+          }
+        : { ...current, data: { ...current.data, [this.key]: text } };
+    const bytes = configMapDataBytes(next);
+    if (bytes > maxConfigMapBytes) {
+      throw new PutBackPersistError(
+        `cannot write the pending put-backs to ${this.where}: ${count} put-backs make its data ${bytes} bytes, more than the ${maxConfigMapBytes} bytes (1 MiB) a ConfigMap may hold; give a stateDirectory alone, or put back (DELETE /fleet/logspec) before setting more`,
+      );
+    }
+    return next;
+  }
+}
+
+/**
+ * Both `stateDirectory` and `stateConfigMap`: every save goes to the file, then to the ConfigMap
+ * (a failure of either fails the save, so a write-ahead that fails leaves no node changed). At
+ * start the ConfigMap wins when it holds put-backs (it survives a pod's replacement, an emptyDir
+ * does not); otherwise the file's are loaded and written to the ConfigMap.
+ */
+export class FileAndConfigMapPutBackStore implements PutBackStore {
+  constructor(
+    private readonly file: FilePutBackStore,
+    private readonly configMap: ConfigMapPutBackStore,
+    private readonly logger: Pick<Logger, 'warn' | 'info'>,
+  ) {}
+
+  get where(): string {
+    return `${this.file.where} and ${this.configMap.where}`;
+  }
+
+  async load(): Promise<PendingPutBack[]> {
+    const fromFile = await this.file.load();
+    const fromConfigMap = await this.configMap.read();
+    if (fromConfigMap !== null) {
+      if (JSON.stringify(fromConfigMap) !== JSON.stringify(fromFile)) {
+        this.logger.info(
+          `pending put-backs: ${fromConfigMap.length} in ${this.configMap.where} are used, not the ${fromFile.length} in ${this.file.where} (the ConfigMap outlives the pod)`,
+        );
+      }
+      return fromConfigMap;
+    }
+    await this.configMap.save(fromFile);
+    return fromFile;
+  }
+
+  async save(pending: readonly PendingPutBack[]): Promise<void> {
+    await this.file.save(pending);
+    await this.configMap.save(pending);
+  }
+}
