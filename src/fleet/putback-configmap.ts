@@ -98,15 +98,19 @@ export class ConfigMapPutBackStore implements PutBackStore {
   async save(pending: readonly PendingPutBack[]): Promise<void> {
     const text = formatPutBacks(pending);
     for (let attempt = 1; ; attempt += 1) {
+      let updating = false;
       try {
         if (this.current === undefined) this.current = await this.api.get();
         const next = this.withPutBacks(this.current, text, pending.length);
+        updating = this.current !== null;
         this.current = this.current === null ? await this.api.create(next) : await this.api.update(next);
         return;
       } catch (error) {
         if (error instanceof PutBackPersistError) throw error;
         const status = error instanceof KubernetesApiError ? error.status : undefined;
-        if ((status === 409 || status === 404) && attempt < maxWriteAttempts) {
+        // 409: changed (update) or made meanwhile (create); 404 on an update: deleted. (A 404 on a
+        // create is a namespace that does not exist: reading again cannot help.)
+        if ((status === 409 || (status === 404 && updating)) && attempt < maxWriteAttempts) {
           this.logger.warn(
             `${this.where} was ${status === 404 ? 'deleted' : 'changed'} by someone else (${messageOf(error)}); reading it again and writing fabric-ops' pending put-backs over the key`,
             { configMap: `${this.api.namespace}/${this.api.name}`, status },

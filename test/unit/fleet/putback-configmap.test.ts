@@ -35,6 +35,8 @@ class ApiServerDouble implements KubernetesTransport {
   readonly objects = new Map<string, ConfigMapObject>();
   readonly calls: string[] = [];
   forbidden: Array<'get' | 'create' | 'update'> = [];
+  /** The namespace does not exist: get 404 (as for any missing object), create 404 naming the namespace. */
+  namespaceMissing = false;
   /** Runs once before the next create or update is answered: another writer acting in between. */
   meanwhile: (() => void) | null = null;
   private rv = 100;
@@ -75,6 +77,7 @@ class ApiServerDouble implements KubernetesTransport {
       const size = Object.entries(body.data ?? {}).reduce((sum, [key, value]) => sum + Buffer.byteLength(key) + Buffer.byteLength(value), 0);
       if (size > maxConfigMapBytes) this.fail(422, 'Invalid', `ConfigMap "${body.metadata.name}" is invalid: []: Too long: must have at most 1048576 bytes`);
       if (access.verb === 'create') {
+        if (this.namespaceMissing) this.fail(404, 'NotFound', `namespaces "${namespace}" not found`);
         if (body.metadata.resourceVersion) this.fail(500, 'InternalError', 'resourceVersion should not be set on objects to be created');
         if (this.objects.has(body.metadata.name)) this.fail(409, 'AlreadyExists', `configmaps "${body.metadata.name}" already exists`);
         this.put(body);
@@ -226,6 +229,15 @@ describe('ConfigMapPutBackStore', () => {
     );
     api.forbidden = ['create'];
     await expect(store().load()).rejects.toThrow(/HTTP 403: .*cannot create resource "configmaps"/);
+  });
+
+  test('a namespace that does not exist (404 on create): the start fails at once, naming it; no retry', async () => {
+    const { api, store } = setup();
+    api.namespaceMissing = true;
+    await expect(store().load()).rejects.toThrow(
+      'cannot write the pending put-backs to ConfigMap fabric/fleet-state (key fleet-putbacks.json): HTTP 404: namespaces "fabric" not found',
+    );
+    expect(api.calls).toEqual([`get ${name}`, 'create']);
   });
 
   test('past 1 MiB of data: refused before any write, saying how many put-backs and how large', async () => {
