@@ -1,5 +1,7 @@
 import { ConfigError, messageOf } from '../errors';
 import type { Logger } from '../logging/types';
+import { backoffDelay, type BackoffPolicy } from '../metrics/statsd/backoff';
+import { systemClock, type Clock } from '../time';
 import { KubernetesApiError } from '../kubernetes/api-error';
 import type { ConfigMapObject, ConfigMapObjectApi } from '../kubernetes/configmap-object';
 import { formatPutBacks, parsePutBacks, PutBackPersistError, type FilePutBackStore, type PendingPutBack, type PutBackStore } from './putback-store';
@@ -35,6 +37,29 @@ export interface ConfigMapPutBackStoreOptions {
   api: ConfigMapObjectApi;
   logger: Pick<Logger, 'warn' | 'info'>;
   key?: string;
+  /** At start, an API server that does not answer (or answers 5xx, 429) is asked again with this backoff until `deadlineMs` has passed. */
+  startRetry?: { policy: BackoffPolicy; deadlineMs: number };
+  random?: () => number;
+  clock?: Clock;
+  /**
+   * Waits between those attempts. A real timer that keeps the process alive: nothing else may
+   * (the server does not listen yet), and an unref'd one would let the start end in a silent exit.
+   */
+  sleep?: (ms: number) => Promise<void>;
+}
+
+/**
+ * A start that finds the API server down (a control-plane upgrade, a blip) waits up to 30 s for
+ * it rather than exiting at once into a crash loop; a refusal (401, 403) ends the start at once.
+ */
+export const startRetry: { policy: BackoffPolicy; deadlineMs: number } = {
+  policy: { initialMs: 500, maxMs: 5_000, factor: 2, jitter: 0.2 },
+  deadlineMs: 30_000,
+};
+
+function answeredForGood(error: unknown): boolean {
+  const status = error instanceof KubernetesApiError ? error.status : undefined;
+  return status !== undefined && status < 500 && status !== 408 && status !== 429;
 }
 
 /**
@@ -47,6 +72,10 @@ export interface ConfigMapPutBackStoreOptions {
 export class ConfigMapPutBackStore implements PutBackStore {
   private readonly api: ConfigMapObjectApi;
   private readonly logger: Pick<Logger, 'warn' | 'info'>;
+  private readonly startRetry: { policy: BackoffPolicy; deadlineMs: number };
+  private readonly random: () => number;
+  private readonly clock: Clock;
+  private readonly sleep: (ms: number) => Promise<void>;
   readonly key: string;
   /** The ConfigMap as last read or written (its resourceVersion goes with the next update); null: there is none; undefined: not known. */
   private current: ConfigMapObject | null | undefined;
@@ -55,6 +84,10 @@ export class ConfigMapPutBackStore implements PutBackStore {
     this.api = options.api;
     this.logger = options.logger;
     this.key = options.key ?? putBackConfigMapKey;
+    this.startRetry = options.startRetry ?? startRetry;
+    this.random = options.random ?? Math.random;
+    this.clock = options.clock ?? systemClock;
+    this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
   }
 
   get where(): string {
@@ -64,16 +97,29 @@ export class ConfigMapPutBackStore implements PutBackStore {
   /**
    * The put-backs the ConfigMap holds, or null when there is no ConfigMap or it has no such key
    * (one made empty beforehand). Throws ConfigError when the key holds something unusable, and
-   * KubernetesApiError when the ConfigMap cannot be read.
+   * KubernetesApiError when the ConfigMap cannot be read: at once when the API server refuses
+   * (401, 403), after `startRetry` when it does not answer.
    */
   async read(): Promise<PendingPutBack[] | null> {
     let object: ConfigMapObject | null;
-    try {
-      object = await this.api.get();
-    } catch (error) {
-      const status = error instanceof KubernetesApiError ? error.status : undefined;
-      const reason = error instanceof KubernetesApiError ? error.reason : undefined;
-      throw new KubernetesApiError(`stateConfigMap: cannot read the pending put-backs from ${this.where}: ${messageOf(error)}`, status, reason);
+    const deadline = this.clock.now() + this.startRetry.deadlineMs;
+    for (let failures = 1; ; failures += 1) {
+      try {
+        object = await this.api.get();
+        if (failures > 1) this.logger.info(`${this.where}: read after ${failures - 1} failed attempts`);
+        break;
+      } catch (error) {
+        const delay = backoffDelay(this.startRetry.policy, failures, this.random);
+        if (answeredForGood(error) || this.clock.now() + delay > deadline) {
+          const status = error instanceof KubernetesApiError ? error.status : undefined;
+          const reason = error instanceof KubernetesApiError ? error.reason : undefined;
+          throw new KubernetesApiError(`stateConfigMap: cannot read the pending put-backs from ${this.where}: ${messageOf(error)}`, status, reason);
+        }
+        if (failures === 1) {
+          this.logger.warn(`cannot read ${this.where} (${messageOf(error)}); retrying for up to ${this.startRetry.deadlineMs / 1000} s`);
+        }
+        await this.sleep(delay);
+      }
     }
     this.current = object;
     const text = object?.data?.[this.key];

@@ -35,6 +35,8 @@ class ApiServerDouble implements KubernetesTransport {
   readonly objects = new Map<string, ConfigMapObject>();
   readonly calls: string[] = [];
   forbidden: Array<'get' | 'create' | 'update'> = [];
+  /** The next this many requests get no answer (the API server is down): the transport's error without a status. */
+  unreachable = 0;
   /** The namespace does not exist: get 404 (as for any missing object), create 404 naming the namespace. */
   namespaceMissing = false;
   /** Runs once before the next create or update is answered: another writer acting in between. */
@@ -56,6 +58,10 @@ class ApiServerDouble implements KubernetesTransport {
     const objectName = requestPath.startsWith(`${collection}/`) ? decodeURIComponent(requestPath.slice(collection.length + 1)) : null;
     this.calls.push(`${access.verb}${objectName ? ` ${objectName}` : ''}`);
     return new Promise((resolve) => {
+      if (this.unreachable > 0) {
+        this.unreachable -= 1;
+        throw new KubernetesApiError(`${access.method} ${requestPath}: connect ECONNREFUSED 127.0.0.1:6443`);
+      }
       if (this.forbidden.includes(access.verb as 'get')) {
         this.fail(
           403,
@@ -115,8 +121,22 @@ function setup() {
   const api = new ApiServerDouble();
   const loggers = new CaptureLoggers();
   const logger = loggers.getLogger('operations.fleet');
-  const store = (): ConfigMapPutBackStore => new ConfigMapPutBackStore({ api: createConfigMapObjectApi(api, namespace, name), logger });
-  return { api, store, logger, lines: loggers.entries };
+  // Time in the test's hands: each wait between start attempts moves the clock on.
+  const clock = { now: 0 };
+  const waits: number[] = [];
+  const store = (): ConfigMapPutBackStore =>
+    new ConfigMapPutBackStore({
+      api: createConfigMapObjectApi(api, namespace, name),
+      logger,
+      random: () => 0.5,
+      clock: { now: () => clock.now },
+      sleep: (ms) => {
+        waits.push(ms);
+        clock.now += ms;
+        return Promise.resolve();
+      },
+    });
+  return { api, store, logger, lines: loggers.entries, waits };
 }
 
 describe('ConfigMapPutBackStore', () => {
@@ -229,6 +249,26 @@ describe('ConfigMapPutBackStore', () => {
     );
     api.forbidden = ['create'];
     await expect(store().load()).rejects.toThrow(/HTTP 403: .*cannot create resource "configmaps"/);
+  });
+
+  test('an API server that does not answer at start is asked again with backoff for up to 30 s, logged once', async () => {
+    const { api, store, waits, lines } = setup();
+    api.unreachable = 3;
+    expect(await store().load()).toEqual([]);
+    expect(waits).toEqual([500, 1000, 2000]);
+    expect(api.calls).toEqual([`get ${name}`, `get ${name}`, `get ${name}`, `get ${name}`, 'create']);
+    expect(lines.map((line) => `${line.level} ${line.msg}`)).toEqual([
+      'warn cannot read ConfigMap fabric/fleet-state (key fleet-putbacks.json) (GET /api/v1/namespaces/fabric/configmaps/fleet-state: connect ECONNREFUSED 127.0.0.1:6443); retrying for up to 30 s',
+      'info ConfigMap fabric/fleet-state (key fleet-putbacks.json): read after 3 failed attempts',
+    ]);
+
+    const down = setup();
+    down.api.unreachable = 1000;
+    await expect(down.store().load()).rejects.toThrow(
+      'stateConfigMap: cannot read the pending put-backs from ConfigMap fabric/fleet-state (key fleet-putbacks.json): GET /api/v1/namespaces/fabric/configmaps/fleet-state: connect ECONNREFUSED 127.0.0.1:6443',
+    );
+    // 0.5 + 1 + 2 + 4 + 5 + 5 + 5 + 5 = 27.5 s; the next wait would pass 30 s.
+    expect(down.waits).toEqual([500, 1000, 2000, 4000, 5000, 5000, 5000, 5000]);
   });
 
   test('a namespace that does not exist (404 on create): the start fails at once, naming it; no retry', async () => {
