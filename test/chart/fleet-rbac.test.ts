@@ -2,8 +2,9 @@ import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { parse } from 'yaml';
 import { fleetConfigFrom, type FleetConfig } from '../../src/fleet/config';
-import { kubernetesApiAccess, type KubernetesFeature } from '../../src/kubernetes/access';
+import { checkAccessPath, kubernetesApiAccess, requireAccess, type KubernetesFeature, type KubernetesResource } from '../../src/kubernetes/access';
 import { chartDir, find, kinds, render, renderFailure, renderNotes, validateObjects, type K8sObject, type RenderOptions } from './helm';
+import { authorized, requestAttributes } from './rbac-authorizer';
 
 /**
  * Fleet mode's Kubernetes API access (issue 19 item 7): discovery lists and watches exactly the
@@ -319,5 +320,81 @@ describe('chart: bad discovery values are refused, naming the value', () => {
     expect(kinds(existing)).not.toContain('ServiceAccount/ops');
     const binding = find(existing, 'ClusterRoleBinding') as Binding;
     expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: 'ops', namespace: ns }]);
+  });
+});
+
+/**
+ * The calls as the fleet makes them (the contracts in src/kubernetes/access.ts and the fleet's
+ * README: list+watch by label selector per source, the put-back ConfigMap by name, Events), each
+ * checked against the table, then put to an RBAC authorizer over the rendered objects; and calls
+ * just beside them, which must be refused.
+ */
+describe('chart: the rendered RBAC authorizes the fleet’s calls, and nothing beside them', () => {
+  type Call = [method: string, path: string];
+  const methodOf = { list: 'GET', watch: 'GET', get: 'GET', create: 'POST', update: 'PUT', patch: 'PATCH' } as const;
+  function call(resource: KubernetesResource, verb: keyof typeof methodOf, target: string): Call {
+    // The call fits the table (the transport refuses any other), so the chart is checked against real call shapes.
+    checkAccessPath(requireAccess(resource, verb as never), new URL(target, 'https://x.invalid').pathname);
+    return [methodOf[verb], target];
+  }
+  const allowed = (objects: K8sObject[], [method, target]: Call) => authorized(objects, fullname, ns, requestAttributes(method, target));
+  const selector = `labelSelector=${encodeURIComponent('app.kubernetes.io/component=peer')}`;
+  const state = `${fullname}-fleet-state`;
+
+  test('sources in org1 (Services) and org2 (Pods), the put-back ConfigMap and Events', () => {
+    const { objects } = render(
+      fleet({ 'fleet.discovery.kubernetes': [service(), pod({ namespace: 'org2' })] }, { set: { 'kubernetes.events.enabled': true } }),
+    );
+    const granted: Call[] = [
+      call('services', 'list', `/api/v1/namespaces/org1/services?${selector}`),
+      call('services', 'watch', `/api/v1/namespaces/org1/services?${selector}&watch=true&resourceVersion=42&allowWatchBookmarks=true`),
+      call('pods', 'list', `/api/v1/namespaces/org2/pods?${selector}`),
+      call('pods', 'watch', `/api/v1/namespaces/org2/pods?${selector}&watch=true&resourceVersion=42`),
+      call('configmaps', 'get', `/api/v1/namespaces/org1/configmaps/${state}`),
+      call('configmaps', 'update', `/api/v1/namespaces/org1/configmaps/${state}`),
+      call('configmaps', 'create', '/api/v1/namespaces/org1/configmaps'),
+      call('events', 'create', '/api/v1/namespaces/org1/events'),
+      call('events', 'patch', '/api/v1/namespaces/org1/events/peer0-fabric-ops-7d9.17a'),
+    ];
+    expect(granted.filter((c) => !allowed(objects, c))).toEqual([]);
+    const refused: Call[] = [
+      ['GET', `/api/v1/namespaces/org1/pods?${selector}`], // no Pod source in org1
+      ['GET', `/api/v1/namespaces/org2/services?${selector}`], // no Service source in org2
+      ['GET', `/api/v1/namespaces/org3/services?${selector}`], // no source in org3
+      ['GET', `/api/v1/services?${selector}&watch=true`], // no '*' source
+      ['GET', '/api/v1/namespaces/org1/services/peer0'], // get is not in the table
+      ['GET', '/api/v1/namespaces/org1/configmaps/peer0-fabric-ops-config'], // another ConfigMap
+      ['PUT', '/api/v1/namespaces/org1/configmaps/peer0-fabric-ops-fleet'], // the fleet configuration itself
+      ['GET', '/api/v1/namespaces/org1/configmaps'], // listing ConfigMaps
+      ['POST', '/api/v1/namespaces/org2/configmaps'], // create elsewhere
+      ['DELETE', `/api/v1/namespaces/org1/configmaps/${state}`],
+      ['GET', '/api/v1/namespaces/org1/secrets/org1-ops-client'],
+      ['POST', '/api/v1/namespaces/org2/events'],
+    ];
+    expect(refused.filter((c) => allowed(objects, c))).toEqual([]);
+  });
+
+  test("a '*' source: its kind in every namespace and cluster-wide, nothing else", () => {
+    const { objects } = render(fleet({ 'fleet.discovery.kubernetes': [service({ namespace: '*' })], 'fleet.stateConfigMap': { enabled: false } }));
+    const granted: Call[] = [
+      call('services', 'list', `/api/v1/services?${selector}`),
+      call('services', 'watch', `/api/v1/services?${selector}&watch=true&resourceVersion=7`),
+      call('services', 'watch', `/api/v1/namespaces/org7/services?${selector}&watch=true`),
+    ];
+    expect(granted.filter((c) => !allowed(objects, c))).toEqual([]);
+    const refused: Call[] = [
+      ['GET', `/api/v1/pods?${selector}`],
+      ['GET', `/api/v1/namespaces/org1/pods?${selector}`],
+      ['POST', '/api/v1/namespaces/org1/configmaps'],
+      ['GET', `/api/v1/namespaces/org1/configmaps/${state}`],
+      ['POST', '/api/v1/namespaces/org1/events'],
+    ];
+    expect(refused.filter((c) => allowed(objects, c))).toEqual([]);
+  });
+
+  test('static nodes only: every fleet call is refused (no binding at all)', () => {
+    const { objects } = render(fleet({}));
+    expect(allowed(objects, ['GET', `/api/v1/namespaces/org1/services?${selector}`])).toBe(false);
+    expect(allowed(objects, ['POST', '/api/v1/namespaces/org1/configmaps'])).toBe(false);
   });
 });
