@@ -306,6 +306,11 @@ describe('chart: bad discovery values are refused, naming the value', () => {
       'fleet.discovery.kubernetes[0].tlsServerName={name} needs scheme https',
     ],
     [{ 'fleet.stateConfigMap': { name: 'putbacks' } }, 'fleet.stateConfigMap.name=putbacks is set but the put-back ConfigMap is off'],
+    [
+      { 'fleet.stateConfigMap': { enabled: true, name: `${fullname}-fleet` } },
+      `fleet.stateConfigMap.name=${fullname}-fleet is a ConfigMap of this release (${fullname}-config, ${fullname}-fleet, ${fullname}-logspec)`,
+    ],
+    [{ 'fleet.stateConfigMap': { enabled: true, name: `${fullname}-config` } }, `fleet.stateConfigMap.name=${fullname}-config is a ConfigMap of this release`],
   ])('render time: %j', (setJson, message) => {
     expect(renderFailure(fleet(setJson))).toContain(message);
   });

@@ -524,6 +524,12 @@ files at its mounts and the state directory on the fleet-state volume.
 {{- fail (printf "%s.tlsServerName=%s needs scheme https, but scheme is http (no TLS): drop tlsServerName, or set scheme https" $at $source.tlsServerName) -}}
 {{- end -}}
 {{- end -}}
+{{- with include "fabric-ops.fleetStateConfigMap" . -}}
+{{- $chartOwn := list (include "fabric-ops.configMapName" $) (include "fabric-ops.fleetConfigMapName" $) (printf "%s-logspec" (include "fabric-ops.fullname" $) | trunc 63 | trimSuffix "-") -}}
+{{- if has . $chartOwn -}}
+{{- fail (printf "fleet.stateConfigMap.name=%s is a ConfigMap of this release (%s): the service would write its put-backs over it. Choose another name, or leave it empty (%s-fleet-state)" . (join ", " $chartOwn) (include "fabric-ops.fullname" $)) -}}
+{{- end -}}
+{{- end -}}
 {{- if and .Values.fleet.stateConfigMap.name (not (include "fabric-ops.fleetStateConfigMap" .)) -}}
 {{- fail (printf "fleet.stateConfigMap.name=%s is set but the put-back ConfigMap is off (fleet.stateConfigMap.enabled=%v%s): set fleet.stateConfigMap.enabled=true, or drop the name" .Values.fleet.stateConfigMap.name .Values.fleet.stateConfigMap.enabled (ternary ", and null means on only with fleet.discovery.kubernetes" "" (kindIs "invalid" .Values.fleet.stateConfigMap.enabled))) -}}
 {{- end -}}
