@@ -403,3 +403,26 @@ describe('chart: the rendered RBAC authorizes the fleet’s calls, and nothing b
     expect(allowed(objects, ['POST', '/api/v1/namespaces/org1/configmaps'])).toBe(false);
   });
 });
+
+describe('chart: fleet writers', () => {
+  test('a subject, a subject pinned to its issuer, and a fingerprint render into a fleet file the service accepts', () => {
+    const fingerprint = 'ab'.repeat(32);
+    const writers = ['O=org1,CN=operator', { subject: 'O=org1,CN=admin', issuer: 'O=org1,CN=ca.org1' }, { fingerprint }];
+    const { objects } = render(fleet({ 'fleet.writers': writers }));
+    expect(fleetConfig(objects).writers).toEqual([
+      { subject: 'O=org1,CN=operator', issuer: null, fingerprint256: null },
+      { subject: 'O=org1,CN=admin', issuer: 'O=org1,CN=ca.org1', fingerprint256: null },
+      { subject: null, issuer: null, fingerprint256: (fingerprint.toUpperCase().match(/../g) as string[]).join(':') },
+    ]);
+  });
+
+  test.each([
+    [{ issuer: 'O=org1,CN=ca.org1' }, 'fleet.writers.0'],
+    [{ fingerprint: 'abc' }, 'fleet.writers.0'],
+    [{ subject: 'O=org1,CN=operator', role: 'admin' }, 'fleet.writers.0'],
+  ])('schema refuses the writer %j', (writer, message) => {
+    const error = renderFailure(fleet({ 'fleet.writers': [writer] }));
+    expect(error).toContain("values don't meet the specifications of the schema");
+    expect(error).toContain(message);
+  });
+});
