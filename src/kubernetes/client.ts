@@ -1,7 +1,8 @@
 import type * as K8s from '@kubernetes/client-node' with { 'resolution-mode': 'import' };
 import { KubernetesSetupError, messageOf } from '../errors';
 import { requireAccess } from './access';
-import type { ConfigMapApi, ConfigMapLike, WatchEventType } from './logspec-configmap';
+import type { ConfigMapApi, ConfigMapLike } from './logspec-configmap';
+import type { ListWatchApi, WatchEventType } from './reflector';
 import type { KubernetesTransport } from './transport';
 import type { CoreEventBody, EventPatch, EventSink } from './recorder';
 
@@ -76,6 +77,39 @@ export function createConfigMapApi(transport: KubernetesTransport, namespace: st
         path,
         { resourceVersion, fieldSelector, allowWatchBookmarks: 'true', timeoutSeconds: String(watchTimeoutSeconds(random)) },
         (type, object) => onEvent(type as WatchEventType, object ?? {}),
+      );
+    },
+  };
+}
+
+/** A collection the reflector can follow: which resource, where (a namespace, or '*' for every one), which labels. */
+export interface ListWatchTarget {
+  resource: 'services' | 'pods';
+  /** A namespace, or '*' for every namespace (`/api/v1/<resource>`, which needs a ClusterRole). */
+  namespace: string;
+  /** A Kubernetes label selector (`app=peer,tier in (a,b)`); '' selects everything. */
+  labelSelector: string;
+}
+
+/** list and watch of Services or Pods by label selector, in one namespace or in all. */
+export function createListWatchApi<T>(transport: KubernetesTransport, target: ListWatchTarget, random: () => number = Math.random): ListWatchApi<T> {
+  const { resource, namespace, labelSelector } = target;
+  const path = namespace === '*' ? `/api/v1/${resource}` : `/api/v1/namespaces/${encodeURIComponent(namespace)}/${resource}`;
+  const selector: Record<string, string> = labelSelector === '' ? {} : { labelSelector };
+  return {
+    async list() {
+      const list = (await transport.request(requireAccess(resource, 'list'), path, { query: selector })) as {
+        metadata?: { resourceVersion?: string };
+        items?: T[];
+      } | null;
+      return { resourceVersion: list?.metadata?.resourceVersion ?? '', items: Array.isArray(list?.items) ? list.items : [] };
+    },
+    watch(resourceVersion, onEvent) {
+      return transport.watch(
+        requireAccess(resource, 'watch'),
+        path,
+        { resourceVersion, ...selector, allowWatchBookmarks: 'true', timeoutSeconds: String(watchTimeoutSeconds(random)) },
+        (type, object) => onEvent(type as WatchEventType, (object ?? {}) as T & { code?: number }),
       );
     },
   };
