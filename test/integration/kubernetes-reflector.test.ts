@@ -4,7 +4,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { kubernetesApiAccess } from '../../src/kubernetes/access';
-import { listPageSize } from '../../src/kubernetes/client';
+import { listPageSize } from '../../src/kubernetes/list-watch-api';
 import { FakeApiServer, fakeServiceAccountUser, kubeconfigFor, type FakeResource, type ObjectInput } from '../support/fake-apiserver';
 import { createTestPki, type TestPki } from '../support/pki';
 import { terminate } from '../support/processes';

@@ -1,7 +1,7 @@
 import type { ApiAccess } from '../../../src/kubernetes/access';
 import { KubernetesApiError } from '../../../src/kubernetes/api-error';
-import { createListWatchApi, listPageSize } from '../../../src/kubernetes/client';
-import type { KubernetesTransport } from '../../../src/kubernetes/transport';
+import { createListWatchApi, listPageSize } from '../../../src/kubernetes/list-watch-api';
+import type { KubernetesTransport } from '../../../src/kubernetes/transport-options';
 import type { WatchStream } from '../../../src/kubernetes/transport-options';
 
 interface Call {
