@@ -2,8 +2,9 @@ import type * as K8s from '@kubernetes/client-node' with { 'resolution-mode': 'i
 import { KubernetesSetupError, messageOf } from '../errors';
 import { requireAccess } from './access';
 import type { ConfigMapApi, ConfigMapLike } from './logspec-configmap';
-import type { ListWatchApi, WatchEventType } from './reflector';
-import type { KubernetesTransport } from './transport';
+import { watchTimeoutSeconds } from './list-watch-api';
+import type { WatchEventType } from './reflector';
+import type { KubernetesTransport } from './transport-options';
 import type { CoreEventBody, EventPatch, EventSink } from './recorder';
 
 type ClientNode = typeof K8s;
@@ -55,11 +56,6 @@ export function createEventSink(transport: KubernetesTransport): EventSink {
   };
 }
 
-/** How long the server may keep a watch open: random in [5, 10) minutes, as client-go's reflector asks. */
-function watchTimeoutSeconds(random: () => number): number {
-  return Math.floor(300 * (1 + random()));
-}
-
 export function createConfigMapApi(transport: KubernetesTransport, namespace: string, name: string, random: () => number = Math.random): ConfigMapApi {
   const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/configmaps`;
   const fieldSelector = `metadata.name=${name}`;
@@ -77,39 +73,6 @@ export function createConfigMapApi(transport: KubernetesTransport, namespace: st
         path,
         { resourceVersion, fieldSelector, allowWatchBookmarks: 'true', timeoutSeconds: String(watchTimeoutSeconds(random)) },
         (type, object) => onEvent(type as WatchEventType, object ?? {}),
-      );
-    },
-  };
-}
-
-/** A collection the reflector can follow: which resource, where (a namespace, or '*' for every one), which labels. */
-export interface ListWatchTarget {
-  resource: 'services' | 'pods';
-  /** A namespace, or '*' for every namespace (`/api/v1/<resource>`, which needs a ClusterRole). */
-  namespace: string;
-  /** A Kubernetes label selector (`app=peer,tier in (a,b)`); '' selects everything. */
-  labelSelector: string;
-}
-
-/** list and watch of Services or Pods by label selector, in one namespace or in all. */
-export function createListWatchApi<T>(transport: KubernetesTransport, target: ListWatchTarget, random: () => number = Math.random): ListWatchApi<T> {
-  const { resource, namespace, labelSelector } = target;
-  const path = namespace === '*' ? `/api/v1/${resource}` : `/api/v1/namespaces/${encodeURIComponent(namespace)}/${resource}`;
-  const selector: Record<string, string> = labelSelector === '' ? {} : { labelSelector };
-  return {
-    async list() {
-      const list = (await transport.request(requireAccess(resource, 'list'), path, { query: selector })) as {
-        metadata?: { resourceVersion?: string };
-        items?: T[];
-      } | null;
-      return { resourceVersion: list?.metadata?.resourceVersion ?? '', items: Array.isArray(list?.items) ? list.items : [] };
-    },
-    watch(resourceVersion, onEvent) {
-      return transport.watch(
-        requireAccess(resource, 'watch'),
-        path,
-        { resourceVersion, ...selector, allowWatchBookmarks: 'true', timeoutSeconds: String(watchTimeoutSeconds(random)) },
-        (type, object) => onEvent(type as WatchEventType, (object ?? {}) as T & { code?: number }),
       );
     },
   };

@@ -131,6 +131,39 @@ describe('the fake Kubernetes API server', () => {
     expect(names(await call('GET', '/api/v1/services?fieldSelector=metadata.namespace%3Dother'))).toEqual(['other/peer9', 'other/plain']);
   });
 
+  test("lists in pages: limit and continue read the first page's state; a compaction between pages is a 410 Expired answer", async () => {
+    for (const name of ['a', 'b', 'c', 'd', 'e']) api.setObject('pods', 'fabric', { metadata: { name, labels: { app: 'peer' } } });
+    const page = async (query: string): Promise<{ names: string[]; metadata: { resourceVersion: string; continue?: string; remainingItemCount?: number } }> => {
+      const answer = await call('GET', `/api/v1/namespaces/fabric/pods?${query}`);
+      expect(answer.status).toBe(200);
+      const body = answer.json as { metadata: { resourceVersion: string; continue?: string; remainingItemCount?: number } };
+      return { names: names(answer), metadata: body.metadata };
+    };
+    const first = await page('limit=2');
+    expect(first.names).toEqual(['fabric/a', 'fabric/b']);
+    expect(first.metadata.remainingItemCount).toBe(3);
+    api.setObject('pods', 'fabric', { metadata: { name: 'bb', labels: { app: 'peer' } } });
+    api.deleteObject('pods', 'fabric', 'e');
+    const second = await page(`limit=2&continue=${first.metadata.continue}`);
+    expect(second.names).toEqual(['fabric/c', 'fabric/d']);
+    expect(second.metadata.resourceVersion).toBe(first.metadata.resourceVersion);
+    const third = await page(`limit=2&continue=${second.metadata.continue}`);
+    expect(third.names).toEqual(['fabric/e']);
+    expect(third.metadata.continue).toBeUndefined();
+    // With a selector the server does not count what is left.
+    const selected = await page('limit=2&labelSelector=app%3Dpeer');
+    expect(selected.names).toEqual(['fabric/a', 'fabric/b']);
+    expect(selected.metadata.continue).toEqual(expect.any(String));
+    expect(selected.metadata).not.toHaveProperty('remainingItemCount');
+    const withVersion = await call('GET', `/api/v1/namespaces/fabric/pods?limit=2&resourceVersion=5&continue=${selected.metadata.continue}`);
+    expect(withVersion.status).toBe(400);
+    api.compact();
+    const expired = await call('GET', `/api/v1/namespaces/fabric/pods?limit=2&labelSelector=app%3Dpeer&continue=${selected.metadata.continue}`);
+    expect(expired.status).toBe(410);
+    expect(expired.json).toMatchObject({ kind: 'Status', reason: 'Expired', code: 410 });
+    expect((expired.json as { message: string }).message).toContain('The provided continue parameter is too old');
+  });
+
   test('a label-selector watch sees relabelling out as DELETED (the old object, the new resourceVersion) and in as ADDED, live and on a replay', async () => {
     peers();
     const start = (await call('GET', '/api/v1/services')).json as { metadata: { resourceVersion: string } };

@@ -4,6 +4,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { kubernetesApiAccess } from '../../src/kubernetes/access';
+import { listPageSize } from '../../src/kubernetes/list-watch-api';
 import { FakeApiServer, fakeServiceAccountUser, kubeconfigFor, type FakeResource, type ObjectInput } from '../support/fake-apiserver';
 import { createTestPki, type TestPki } from '../support/pki';
 import { terminate } from '../support/processes';
@@ -227,6 +228,26 @@ describe('Reflector + createListWatchApi + the transport against the fake API se
       kubernetesApiAccess.filter((entry) => entry.feature === 'fleetDiscovery').flatMap((entry) => entry.verbs.map((verb) => `${entry.resource}/${verb}`)),
     );
     for (const call of used) expect(granted).toContain(call);
+  });
+
+  test('a selection larger than a page is listed in pages of listPageSize and handed to replace whole', async () => {
+    for (let index = 0; index < 2 * listPageSize + 100; index += 1) set('services', 'fabric', `peer${String(index).padStart(4, '0')}`, { app: 'peer' });
+    set('services', 'fabric', 'orderer0', { app: 'orderer' });
+    const { seen } = reflect({ resource: 'services', namespace: 'fabric', labelSelector: 'app=peer' });
+    await waitFor('synced', () => seen().some((record) => record.synced === true));
+    const replaced = handled(seen())[0]?.replace ?? [];
+    expect(replaced).toHaveLength(2 * listPageSize + 100);
+    expect(new Set(replaced).size).toBe(replaced.length);
+    expect(replaced).not.toContain('fabric/orderer0');
+    const pages = api.listRequests('services');
+    expect(pages.map((request) => [request.query.get('limit'), request.query.has('continue')])).toEqual([
+      [String(listPageSize), false],
+      [String(listPageSize), true],
+      [String(listPageSize), true],
+    ]);
+    // The watch starts from the list's snapshot.
+    await waitFor('the watch', () => api.openWatchesOf('services') === 1);
+    expect(api.watchRequests()[0]?.query.get('resourceVersion')).toBe(api.getObject('services', 'fabric', 'orderer0')?.metadata.resourceVersion);
   });
 
   test("a namespaced Role asked for every namespace: one warning with the API server's 403 message, not synced, and a recovery once it is granted", async () => {

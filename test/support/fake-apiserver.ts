@@ -9,7 +9,7 @@ import { Worker } from 'node:worker_threads';
  * core/v1 events create and patch; configmaps, services and pods list and watch, in one
  * namespace (`/api/v1/namespaces/<ns>/<resource>`) or in all (`/api/v1/<resource>`), with
  * resourceVersion, labelSelector, fieldSelector (metadata.name, metadata.namespace),
- * timeoutSeconds, bookmarks and 410 Expired; and get, create and update of one object (the
+ * limit and continue (pages of one consistent list), timeoutSeconds, bookmarks and 410 Expired; and get, create and update of one object (the
  * put-back ConfigMap). Every body received is validated against the Kubernetes schemas
  * (kubernetes-models, plus unknown-field checks from @kubernetes/client-node's models); an
  * invalid one is answered 422 and kept in `invalid`.
@@ -412,6 +412,9 @@ export class FakeApiServer {
   private oldestRv = 0;
   private rv = 100;
   private nextUid = 1;
+  /** Lists read in pages: the state each continue token reads. */
+  private readonly listSnapshots = new Map<number, { id: number; rv: number; items: StoredObject[] }>();
+  private nextSnapshot = 1;
   private validator: Worker;
   private pendingValidations = new Map<number, (errors: string[]) => void>();
   private nextValidation = 0;
@@ -484,6 +487,7 @@ export class FakeApiServer {
     this.rv += 1;
     this.oldestRv = this.rv;
     this.history.length = 0;
+    this.listSnapshots.clear();
   }
 
   /**
@@ -813,6 +817,71 @@ export class FakeApiServer {
     this.json(res, 200, this.setObject(resource, namespace, input));
   }
 
+  /**
+   * A list, whole or in pages (`limit`, then `continue`): every page of one list reads the state
+   * of its first page, as etcd reads at that revision; a token whose revision was compacted
+   * meanwhile (or a restart) is a 410 Expired answer, as kube-apiserver gives.
+   */
+  private list(res: ServerResponse, url: URL, resource: FakeResource, current: () => StoredObject[]): void {
+    const limitText = url.searchParams.get('limit') ?? '';
+    const continueText = url.searchParams.get('continue') ?? '';
+    if (!/^[0-9]*$/.test(limitText)) return this.status(res, 400, 'BadRequest', `limit: Invalid value: "${limitText}": must be a number`);
+    let snapshot: { id: number; rv: number; items: StoredObject[] };
+    let start = 0;
+    if (continueText !== '') {
+      if ((url.searchParams.get('resourceVersion') ?? '') !== '') {
+        return this.status(res, 400, 'BadRequest', 'specifying resource version is not allowed when using continue');
+      }
+      let token: { id?: unknown; rv?: unknown; start?: unknown };
+      try {
+        token = JSON.parse(Buffer.from(continueText, 'base64url').toString('utf8')) as typeof token;
+      } catch {
+        return this.status(res, 400, 'BadRequest', 'continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)');
+      }
+      const found = typeof token.id === 'number' ? this.listSnapshots.get(token.id) : undefined;
+      if (typeof token.rv !== 'number' || typeof token.start !== 'number') return this.status(res, 400, 'BadRequest', 'continue key is not valid');
+      if (!found || token.rv < this.oldestRv) {
+        return this.status(
+          res,
+          410,
+          'Expired',
+          'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.',
+        );
+      }
+      snapshot = found;
+      start = token.start;
+    } else {
+      snapshot = { id: this.nextSnapshot++, rv: this.rv, items: current() };
+    }
+    const limit = Number(limitText);
+    const end = limit > 0 ? start + limit : snapshot.items.length;
+    const more = end < snapshot.items.length;
+    if (more) {
+      this.listSnapshots.set(snapshot.id, snapshot);
+      // Lists given up halfway are forgotten after a while (their tokens expire).
+      if (this.listSnapshots.size > 64) this.listSnapshots.delete(this.listSnapshots.keys().next().value as number);
+    } else {
+      this.listSnapshots.delete(snapshot.id);
+    }
+    const selected = (url.searchParams.get('labelSelector') ?? '') !== '' || (url.searchParams.get('fieldSelector') ?? '') !== '';
+    this.json(res, 200, {
+      apiVersion: 'v1',
+      kind: `${kindOf[resource]}List`,
+      metadata: {
+        resourceVersion: String(snapshot.rv),
+        ...(more
+          ? {
+              continue: Buffer.from(JSON.stringify({ id: snapshot.id, rv: snapshot.rv, start: end })).toString('base64url'),
+              // The API server counts what is left only when nothing filters the list.
+              ...(selected ? {} : { remainingItemCount: snapshot.items.length - end }),
+            }
+          : {}),
+      },
+      // List items carry no apiVersion and kind: the list does.
+      items: snapshot.items.slice(start, end).map(({ apiVersion: _apiVersion, kind: _kind, ...item }) => item),
+    });
+  }
+
   private listOrWatch(res: ServerResponse, url: URL, resource: FakeResource, namespace: string | null, watching: boolean): void {
     let selects: (object: StoredObject) => boolean;
     try {
@@ -828,15 +897,7 @@ export class FakeApiServer {
         .filter(([key, object]) => key.startsWith(`${resource}/`) && inScope(object) && selects(object))
         .map(([, object]) => object)
         .sort((a, b) => `${a.metadata.namespace}/${a.metadata.name}`.localeCompare(`${b.metadata.namespace}/${b.metadata.name}`));
-    if (!watching) {
-      // List items carry no apiVersion and kind: the list does.
-      return this.json(res, 200, {
-        apiVersion: 'v1',
-        kind: `${kindOf[resource]}List`,
-        metadata: { resourceVersion: String(this.rv) },
-        items: current().map(({ apiVersion: _apiVersion, kind: _kind, ...item }) => item),
-      });
-    }
+    if (!watching) return this.list(res, url, resource, current);
     const fromText = url.searchParams.get('resourceVersion') ?? '';
     const from = Number(fromText);
     if (!/^[0-9]*$/.test(fromText)) return this.status(res, 400, 'BadRequest', `resourceVersion: Invalid value: "${fromText}": must be a number`);
