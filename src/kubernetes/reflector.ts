@@ -1,3 +1,4 @@
+import { realScheduler, type Cancellable, type Scheduler } from '../time';
 import { messageOf } from '../errors';
 import type { Logger } from '../logging/types';
 import { backoffDelay, type BackoffPolicy } from '../metrics/statsd/backoff';
@@ -46,6 +47,8 @@ export interface ReflectorOptions<T> {
   cycleIntervalMs?: number;
   random?: () => number;
   now?: () => number;
+  /** Timers for the backoff and cycle waits (src/time.ts); default Node's. */
+  scheduler?: Scheduler;
 }
 
 /**
@@ -90,7 +93,8 @@ export class Reflector<T extends ObjectWithMetadata> {
   private watchGeneration = 0;
   /** Set by the stream: a 410 (list again) or another ERROR event / a handler failure. */
   private streamOutcome: 'gone' | KubernetesApiError | null = null;
-  private sleepTimer: NodeJS.Timeout | undefined;
+  private sleepTimer: Cancellable | undefined;
+  private readonly scheduler: Scheduler;
   private wakeSleep: (() => void) | null = null;
   /** The first failure of the current outage (logged once), null when none. */
   private outage: string | null = null;
@@ -104,7 +108,8 @@ export class Reflector<T extends ObjectWithMetadata> {
 
   constructor(options: ReflectorOptions<T>) {
     this.options = options;
-    this.now = options.now ?? Date.now;
+    this.scheduler = options.scheduler ?? realScheduler;
+    this.now = options.now ?? (() => this.scheduler.now());
     this.random = options.random ?? Math.random;
     this.cycles = new TokenBuckets(options.cycleBurst ?? 5, options.cycleIntervalMs ?? 1000, 1);
     this.syncedPromise = new Promise((resolve) => (this.resolveSynced = resolve));
@@ -133,7 +138,7 @@ export class Reflector<T extends ObjectWithMetadata> {
   async stop(): Promise<void> {
     this.stopped = true;
     this.connection?.abort();
-    clearTimeout(this.sleepTimer);
+    this.sleepTimer?.cancel();
     this.wakeSleep?.();
     this.resolveSynced();
     await this.loop;
@@ -254,10 +259,10 @@ export class Reflector<T extends ObjectWithMetadata> {
     return new Promise((resolve) => {
       this.wakeSleep = () => {
         this.wakeSleep = null;
-        clearTimeout(this.sleepTimer);
+        this.sleepTimer?.cancel();
         resolve();
       };
-      this.sleepTimer = setTimeout(() => this.wakeSleep?.(), ms);
+      this.sleepTimer = this.scheduler.setTimeout(() => this.wakeSleep?.(), ms);
     });
   }
 }

@@ -38,6 +38,8 @@ const logger = { name: 'test', payload() {}, debug: log('debug'), info: log('inf
       remove: (object) => print({ remove: key(object), rv: object.metadata.resourceVersion }),
     },
   });
+  // The Reflector's timers are unref'd (src/time.ts): a process that serves nothing else stays up on its own.
+  setInterval(() => undefined, 1 << 30);
   reflector.start();
   reflector.whenSynced().then(() => print({ synced: reflector.synced }));
   process.on('SIGTERM', () => reflector.stop().then(() => { print({ stopped: true, problem: reflector.problem }); process.exit(0); }));
