@@ -10,8 +10,9 @@ import { formatPutBacks, parsePutBacks, PutBackPersistError, type FilePutBackSto
 export const putBackConfigMapKey = 'fleet-putbacks.json';
 
 /**
- * What the API server accepts in one ConfigMap: `data` and `binaryData` together, keys included,
- * at most 1 MiB (kube-apiserver's validation, core.MaxSecretSize, which ConfigMaps share).
+ * What the API server accepts in one ConfigMap: the values of `data` and `binaryData` together at
+ * most 1 MiB (kube-apiserver's ValidateConfigMap sums their lengths against core.MaxSecretSize;
+ * keys are not counted).
  */
 export const maxConfigMapBytes = 1024 * 1024;
 
@@ -25,11 +26,11 @@ export const putBackConfigMapLabels: Readonly<Record<string, string>> = {
 /** Writes tried when someone else changed or deleted the ConfigMap in between (409, 404): each one reads it again first. */
 const maxWriteAttempts = 3;
 
-/** Pure: the bytes a ConfigMap's data takes in the API server's size check (keys and values; binaryData decoded). */
+/** Pure: the bytes a ConfigMap's data takes in the API server's size check (the values; binaryData decoded from base64). */
 export function configMapDataBytes(object: Pick<ConfigMapObject, 'data' | 'binaryData'>): number {
   let bytes = 0;
-  for (const [key, value] of Object.entries(object.data ?? {})) bytes += Buffer.byteLength(key) + Buffer.byteLength(value);
-  for (const [key, value] of Object.entries(object.binaryData ?? {})) bytes += Buffer.byteLength(key) + Buffer.from(value, 'base64').length;
+  for (const value of Object.values(object.data ?? {})) bytes += Buffer.byteLength(value);
+  for (const value of Object.values(object.binaryData ?? {})) bytes += Buffer.from(value, 'base64').length;
   return bytes;
 }
 
