@@ -15,8 +15,6 @@ export type { KubernetesTransport, WatchEnd, WatchStream } from './transport-opt
 import type { TransportOptions } from './transport-options';
 import { EventRecorder, type EventSink, type EventType, type PodReference } from './recorder';
 
-export type { EventType } from './recorder';
-
 /** What the integration uses of OperationsSystem (it never reaches further in). */
 export interface KubernetesHost {
   readonly config: NormalisedConfig;

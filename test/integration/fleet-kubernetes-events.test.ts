@@ -4,7 +4,7 @@
  * its pod through the fake API server (test/support/fake-apiserver.ts), whose schema check every
  * Event body must pass.
  */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -16,7 +16,7 @@ import { FakeApiServer, kubeconfigFor, type StoredEvent } from '../support/fake-
 import { request, type HttpAnswer } from '../support/http';
 import { createTestPki, serverTls, type TestPki } from '../support/pki';
 import { terminate } from '../support/processes';
-import { waitFor } from '../support/wait';
+import { delay, waitFor } from '../support/wait';
 
 jest.setTimeout(60_000);
 
@@ -168,4 +168,43 @@ test('a fleet PUT a node did not take: a Warning naming the node and why', async
     ),
   );
   await fleetPut({ spec: 'info', selector: { names: ['ops0', 'ops1'] } });
+});
+
+test('with Events off (the integration on for the logspec ConfigMap only), fleet writes record nothing', async () => {
+  const quietPod = 'fleet-ops-no-events';
+  // Its own state directory: the two processes must not share put-backs.
+  const file = (await readFile(path.join(dir, 'fleet.yaml'), 'utf8')).replace('stateDirectory: state', 'stateDirectory: state-quiet');
+  await writeFile(path.join(dir, 'fleet-quiet.yaml'), file);
+  const other = runCli([], {
+    FABRIC_OPS_FLEET_CONFIG: path.join(dir, 'fleet-quiet.yaml'),
+    CORE_OPERATIONS_LISTENADDRESS: '127.0.0.1:0',
+    CORE_OPERATIONS_TLS_ENABLED: 'true',
+    CORE_OPERATIONS_TLS_CERT_FILE: pki.server.cert,
+    CORE_OPERATIONS_TLS_KEY_FILE: pki.server.key,
+    CORE_OPERATIONS_TLS_CLIENTROOTCAS_FILES: pki.clientCA.cert,
+    KUBECONFIG: path.join(dir, 'kubeconfig'),
+    POD_NAME: quietPod,
+    POD_NAMESPACE: namespace,
+    CORE_OPERATIONS_KUBERNETES_LOGSPECCONFIGMAP_NAME: 'fleet-ops-logspec',
+  });
+  try {
+    const otherUrl = await other.listening();
+    await waitFor('its ConfigMap watch (the integration runs)', () =>
+      api.requests.some((received) => received.query.get('watch') === 'true' && received.query.get('fieldSelector') === 'metadata.name=fleet-ops-logspec'),
+    );
+    const answer = await request(`${otherUrl}/fleet/logspec`, {
+      method: 'PUT',
+      body: JSON.stringify({ spec: 'ledger=debug', selector: { names: ['ops0'] }, ttl: '1s' }),
+      headers: { 'Content-Type': 'application/json' },
+      ca: pki.serverCA.certPem,
+      client: pki.client,
+    });
+    expect(answer.status).toBe(200);
+    await waitFor('the put-back', () => nodes[0]!.getLogSpec() === 'info', { timeoutMs: 10_000 });
+    // Both Events would have been written within a second (a burst of 25 per Event).
+    await delay(1000);
+    expect([...api.events.values()].filter((event) => event.involvedObject.name === quietPod)).toEqual([]);
+  } finally {
+    await terminate(other.child, other.exited, 5000);
+  }
 });
