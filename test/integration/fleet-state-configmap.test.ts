@@ -171,6 +171,30 @@ test('the start creates the ConfigMap, labelled; a PUT with a TTL writes its put
   expect(await peerSpec()).toBe('info');
 });
 
+test('edited, then deleted, by someone else while fabric-ops runs: its next write reads it again and writes its own (409, 404 from the API server)', async () => {
+  const before = api.getObject('configmaps', namespace, configMapName) as unknown as {
+    metadata: { labels: Record<string, string> };
+    data: Record<string, string>;
+  };
+  api.setObject('configmaps', namespace, {
+    metadata: { name: configMapName, labels: before.metadata.labels },
+    data: { ...before.data, note: 'added with kubectl edit' },
+  });
+  const answer = await fleetPut({ spec: 'gossip=debug:info', selector: { names: ['ops0'] }, ttl: '1h' });
+  expect(answer.status).toBe(200);
+  const edited = api.getObject('configmaps', namespace, configMapName) as unknown as { data: Record<string, string> };
+  expect(edited.data.note).toBe('added with kubectl edit');
+  expect((await configMap())?.pending.map((entry) => entry.node)).toEqual(['ops0']);
+  expect(fleet!.stderr() + fleet!.stdout()).toMatch(/ConfigMap fabric\/fleet-putbacks \(key fleet-putbacks\.json\) was changed by someone else \(HTTP 409: /);
+
+  api.deleteConfigMap(namespace, configMapName);
+  const restored = await request(`${url}/fleet/logspec`, { method: 'DELETE', ca: pki.serverCA.certPem, client: pki.client });
+  expect(restored.status).toBe(200);
+  expect(opsNode.getLogSpec()).toBe('info');
+  expect(await configMap()).toEqual({ labels: putBackConfigMapLabels, pending: [] });
+  expect(fleet!.stderr() + fleet!.stdout()).toMatch(/was deleted by someone else \(HTTP 404: /);
+});
+
 test('fabric-ops stopped during a TTL, a new one started in a fresh directory after it: the overdue put-backs run from the ConfigMap', async () => {
   const answer = await fleetPut({ spec: 'debug', selector: {}, ttl: '2s' });
   expect(answer.status).toBe(200);
