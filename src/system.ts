@@ -8,7 +8,7 @@ import { OperationsEventEmitter, type OperationsEventListener } from './events';
 import { HealthService } from './health/health-service';
 import { createContainerRuntimeChecker } from './health/container-runtime';
 import type { HealthChecker } from './health/types';
-import type { Clock } from './time';
+import { systemClock, type Clock } from './time';
 import { createOperationsApp } from './http/app';
 import type { OperationsDomain, RequestActor } from './http/domain';
 import { defaultMaxConnections, httpLimits, type HttpLimits } from './http/limits';
@@ -162,7 +162,8 @@ export class OperationsSystem {
     let tls: { context: SecureContextOptions; clientAuthRequired: boolean } | null = null;
     let material: TlsMaterial | null = null;
     if (config.operations.tls.enabled) {
-      material = loadTlsMaterial(config.operations.tls, config.keys);
+      // Validity is judged by the same clock as everything else (StartOptions.clock).
+      material = loadTlsMaterial(config.operations.tls, config.keys, (options.clock ?? systemClock).now());
       this.enforceDedicatedCa(material, 'start');
       this.recordCertificate(material);
       tls = { context: secureContextOptions(material), clientAuthRequired: config.operations.tls.clientAuthRequired };
@@ -199,6 +200,7 @@ export class OperationsSystem {
         logger: this.logging.getLogger('operations.tls'),
         current: material,
         intervalMs: options.tlsPollIntervalMs,
+        ...(options.clock ? { clock: options.clock } : {}),
         failures: this.serviceMetrics.tlsReloadFailures,
         // Throwing refuses the new material: the watcher logs why and keeps the old.
         onChange: (next) => {

@@ -60,8 +60,8 @@ export function createConfigMapApi(transport: KubernetesTransport, namespace: st
   const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/configmaps`;
   const fieldSelector = `metadata.name=${name}`;
   return {
-    async list() {
-      const list = (await transport.request(requireAccess('configmaps', 'list'), path, { query: { fieldSelector } })) as {
+    async list(signal) {
+      const list = (await transport.request(requireAccess('configmaps', 'list'), path, { query: { fieldSelector }, signal })) as {
         metadata?: { resourceVersion?: string };
         items?: ConfigMapLike[];
       } | null;

@@ -36,14 +36,14 @@ export function createListWatchApi<T>(transport: KubernetesTransport, target: Li
   const path = namespace === '*' ? `/api/v1/${resource}` : `/api/v1/namespaces/${encodeURIComponent(namespace)}/${resource}`;
   const selector: Record<string, string> = labelSelector === '' ? {} : { labelSelector };
   return {
-    async list() {
+    async list(signal) {
       const items: T[] = [];
       let resourceVersion = '';
       let next = '';
       for (let page = 0; page === 0 || next !== ''; page += 1) {
         if (page >= maxListPages) throw new KubernetesApiError(`GET ${path}: still more after ${maxListPages} pages of ${listPageSize}`);
         const query = { ...selector, limit: String(listPageSize), ...(next === '' ? {} : { continue: next }) };
-        const list = (await transport.request(requireAccess(resource, 'list'), path, { query })) as {
+        const list = (await transport.request(requireAccess(resource, 'list'), path, { query, signal })) as {
           metadata?: { resourceVersion?: string; continue?: string };
           items?: T[];
         } | null;

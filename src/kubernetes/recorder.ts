@@ -58,9 +58,11 @@ export interface EventRecorderOptions {
   refillIntervalMs?: number;
   /** One API call's limit; a call that takes longer counts as failed. Default 10 s. */
   requestTimeoutMs?: number;
-  /** Retry delays after a failed write: doubling from initial to max (backoffDelay, no jitter). */
+  /** Retry delays after a failed write: doubling from initial to max, each scaled by 0.8-1.2 (backoffDelay). */
   backoffInitialMs?: number;
   backoffMaxMs?: number;
+  /** For the backoff's jitter; default Math.random. */
+  random?: () => number;
 }
 
 export const recorderDefaults = {
@@ -238,8 +240,9 @@ export class EventRecorder {
   }
 
   private async pump(): Promise<void> {
-    // The project's one backoff, without jitter: delays double from initial to max, as before.
-    const backoff: BackoffPolicy = { initialMs: this.limits.backoffInitialMs, maxMs: this.limits.backoffMaxMs, factor: 2, jitter: 0 };
+    // The project's one backoff. With jitter: the fabric-ops of every node of a network retry
+    // against one API server, and without it they would all retry in step after its outage.
+    const backoff: BackoffPolicy = { initialMs: this.limits.backoffInitialMs, maxMs: this.limits.backoffMaxMs, factor: 2, jitter: 0.2 };
     let failures = 0;
     while (!this.stopped && this.pending.size > 0) {
       const nowMs = this.now();
@@ -261,7 +264,7 @@ export class EventRecorder {
       const result = await this.write(next);
       if (result === 'retry') {
         failures += 1;
-        await this.sleep(backoffDelay(backoff, failures, Math.random));
+        await this.sleep(backoffDelay(backoff, failures, this.options.random ?? Math.random));
         continue;
       }
       failures = 0;

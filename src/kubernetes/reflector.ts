@@ -16,7 +16,8 @@ export interface ObjectWithMetadata {
 
 /** list and watch of one collection (a resource in a namespace or in all, with its selectors), as the Kubernetes API offers them. */
 export interface ListWatchApi<T> {
-  list(): Promise<{ resourceVersion: string; items: T[] }>;
+  /** `signal` aborts the list (the Reflector's stop). */
+  list(signal?: AbortSignal): Promise<{ resourceVersion: string; items: T[] }>;
   /** `object` is a Status (with `code`) for an ERROR event, a bare object with metadata.resourceVersion for a BOOKMARK. */
   watch(resourceVersion: string, onEvent: (type: WatchEventType, object: T & { code?: number }) => void): WatchStream;
 }
@@ -95,6 +96,7 @@ export class Reflector<T extends ObjectWithMetadata> {
   private streamOutcome: 'gone' | KubernetesApiError | null = null;
   private sleepTimer: Cancellable | undefined;
   private readonly scheduler: Scheduler;
+  private listAbort: AbortController | null = null;
   private wakeSleep: (() => void) | null = null;
   /** The first failure of the current outage (logged once), null when none. */
   private outage: string | null = null;
@@ -134,9 +136,10 @@ export class Reflector<T extends ObjectWithMetadata> {
     this.loop ??= this.run();
   }
 
-  /** Stops at once (an open watch is aborted, a sleep cut); a list in flight is awaited but not handed on. */
+  /** Stops at once: an open watch and a list in flight are aborted, a sleep cut; nothing is handed on after it. */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.listAbort?.abort();
     this.connection?.abort();
     this.sleepTimer?.cancel();
     this.wakeSleep?.();
@@ -158,7 +161,9 @@ export class Reflector<T extends ObjectWithMetadata> {
       let connected = false;
       try {
         if (this.resourceVersion === '') {
-          const list = await this.options.api.list();
+          this.listAbort = new AbortController();
+          const list = await this.options.api.list(this.listAbort.signal);
+          this.listAbort = null;
           if (this.stopped) break;
           this.options.handler.replace(list.items);
           this.resourceVersion = list.resourceVersion;

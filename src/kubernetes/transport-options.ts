@@ -42,7 +42,16 @@ export interface KubernetesTransport {
    * One request, its method given by `access` (requireAccess); resolves with the parsed body of a
    * 2xx answer, rejects with KubernetesApiError.
    */
-  request(access: ApiAccess, path: string, options?: { query?: Record<string, string>; body?: unknown; contentType?: string }): Promise<unknown>;
+  request(
+    access: ApiAccess,
+    path: string,
+    options?: {
+      query?: Record<string, string>;
+      body?: unknown;
+      contentType?: string;
+      /** Aborting it ends the request at once (a stop). */ signal?: AbortSignal;
+    },
+  ): Promise<unknown>;
   /** A watch (`?watch=true`, `access` the watch entry of the resource): `onEvent` gets each event of the stream. */
   watch(access: ApiAccess, path: string, query: Record<string, string>, onEvent: (type: string, object: unknown) => void): WatchStream;
 }

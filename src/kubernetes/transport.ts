@@ -65,10 +65,12 @@ export function createTransport(kubeConfig: K8s.KubeConfig, options: TransportOp
   }
 
   return {
-    async request(access, path, { query = {}, body, contentType = 'application/json' } = {}) {
+    async request(access, path, { query = {}, body, contentType = 'application/json', signal } = {}) {
       if (access.verb === 'watch') throw new KubernetesAccessError(`${access.resource}: a watch goes through watch(), not request()`);
       checkAccessPath(access, path);
       const method = access.method;
+      const aborted = (): KubernetesApiError => new KubernetesApiError(`${method} ${path}: aborted (stopping)`);
+      if (signal?.aborted) throw aborted();
       const payload = body === undefined ? undefined : JSON.stringify(body);
       let req: http.ClientRequest;
       try {
@@ -78,6 +80,12 @@ export function createTransport(kubeConfig: K8s.KubeConfig, options: TransportOp
       }
       return new Promise((resolve, reject) => {
         const timer = setTimeout(() => req.destroy(new KubernetesApiError(`${method} ${path}: no answer within ${requestTimeoutMs} ms`)), requestTimeoutMs);
+        const onAbort = (): void => {
+          req.destroy(aborted());
+        };
+        signal?.addEventListener('abort', onAbort, { once: true });
+        req.on('close', () => signal?.removeEventListener('abort', onAbort));
+        if (signal?.aborted) onAbort();
         req.on('error', (error) => {
           clearTimeout(timer);
           reject(networkError(method, path, error));

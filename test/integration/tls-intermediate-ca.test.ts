@@ -101,3 +101,32 @@ describe('an intermediate CA alone in clientRootCAs, past its own notAfter', () 
     await expect(request(`${system.url}/healthz`, { ca: pki.serverCA.certPem, client })).rejects.toThrow();
   });
 });
+
+describe('the intermediate judged by the system clock (StartOptions.clock), as every other date', () => {
+  it('a clock past the intermediate notAfter leaves it out at start: its clients are refused; the real clock serves them', async () => {
+    const later = Date.now() + 400 * 86_400_000; // the intermediate is valid 365 days
+    const start = (clock?: { now(): number }): Promise<OperationsSystem> =>
+      startOperationsSystem({
+        config: testConfig({
+          operations: {
+            tls: { enabled: true, certFile: pki.server.cert, keyFile: pki.server.key, clientAuthRequired: true, clientRootCAFiles: [intermediate.cert] },
+          },
+        }),
+        env: { FABRIC_LOGGING_FORMAT: 'json' },
+        logStream: new LogCapture(),
+        ...(clock ? { clock } : {}),
+      });
+    const future = await start({ now: () => later });
+    try {
+      await expect(request(`${future.url}/healthz`, { ca: pki.serverCA.certPem, client: operator })).rejects.toThrow();
+    } finally {
+      await future.stop();
+    }
+    const present = await start();
+    try {
+      expect((await request(`${present.url}/healthz`, { ca: pki.serverCA.certPem, client: operator })).status).toBe(200);
+    } finally {
+      await present.stop();
+    }
+  });
+});

@@ -132,7 +132,16 @@ describe('EventRecorder', () => {
           if (failing) throw Object.assign(new Error('unavailable'), { statusCode: 503 });
         },
       };
-      const recorder = new EventRecorder({ pod, sink, logger: captureLogger().logger, dropped: counter(), backoffInitialMs: 100, backoffMaxMs: 400 });
+      // random 0.5: the jitter's middle, every delay as the policy says.
+      const recorder = new EventRecorder({
+        pod,
+        sink,
+        logger: captureLogger().logger,
+        dropped: counter(),
+        backoffInitialMs: 100,
+        backoffMaxMs: 400,
+        random: () => 0.5,
+      });
       const start = Date.now();
       recorder.record('Warning', 'R', 'm');
       await jest.advanceTimersByTimeAsync(1_500);
@@ -149,6 +158,23 @@ describe('EventRecorder', () => {
       // Back to the initial delay after the success.
       expect(attempts.map((at) => at - second)).toEqual([0, 100, 300]);
       recorder.stop();
+
+      // With jitter (±20 %): random 0 makes each delay 0.8 of the policy's, so recorders of many pods do not retry in step.
+      attempts.length = 0;
+      const early = new EventRecorder({
+        pod,
+        sink,
+        logger: captureLogger().logger,
+        dropped: counter(),
+        backoffInitialMs: 100,
+        backoffMaxMs: 400,
+        random: () => 0,
+      });
+      const third = Date.now();
+      early.record('Warning', 'R', 'm');
+      await jest.advanceTimersByTimeAsync(900);
+      expect(attempts.map((at) => at - third)).toEqual([0, 80, 240, 560, 880]);
+      early.stop();
     } finally {
       jest.useRealTimers();
     }

@@ -27,9 +27,21 @@ class DoubleApi implements ListWatchApi<Item> {
   /** Resolves the pending list when set (a list in flight). */
   listGate: Promise<void> | null = null;
 
-  async list(): Promise<{ resourceVersion: string; items: Item[] }> {
+  /** The signal of the last list was aborted. */
+  listAborted = false;
+
+  async list(signal?: AbortSignal): Promise<{ resourceVersion: string; items: Item[] }> {
     this.calls.push('list');
-    if (this.listGate) await this.listGate;
+    if (this.listGate) {
+      // As the transport: an aborted signal ends the request with an error at once.
+      const abortedList = new Promise<never>((_resolve, reject) =>
+        signal?.addEventListener('abort', () => {
+          this.listAborted = true;
+          reject(new KubernetesApiError('GET list: aborted (stopping)'));
+        }),
+      );
+      await Promise.race([this.listGate, abortedList]);
+    }
     const failure = this.listFailures.shift();
     if (failure) throw failure;
     return { resourceVersion: String(this.rv), items: this.items.map((item) => structuredClone(item)) };
@@ -262,16 +274,14 @@ describe('Reflector', () => {
     await reflector.whenSynced();
     expect(reflector.synced).toBe(false);
 
-    // A list in flight when stopped is not handed to replace.
+    // A list in flight when stopped is aborted (its signal), and nothing is handed to replace.
     const second = setup();
-    let open!: () => void;
-    second.api.listGate = new Promise((resolve) => (open = resolve));
+    second.api.listGate = new Promise(() => undefined); // answers only when aborted
     second.api.items = [item('peer0', 5)];
     second.reflector.start();
     await waitFor('the list', () => second.api.calls.length === 1);
-    const stopping = second.reflector.stop();
-    open();
-    await stopping;
+    await second.reflector.stop();
+    expect(second.api.listAborted).toBe(true);
     expect(second.seen).toEqual([]);
     expect(second.api.calls).toEqual(['list']);
     expect(seen).toEqual([]);
