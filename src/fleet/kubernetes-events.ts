@@ -4,6 +4,7 @@
  * which starts after the server listens, is there to record them.
  */
 import type { EventType } from '../kubernetes/recorder';
+import { clip, oneLine, quote } from '../text';
 import type { FleetEvent, FleetEventListener, NodeLogSpecChange, NodePutBack } from './types';
 
 export interface KubernetesEventDescription {
@@ -23,10 +24,6 @@ export const maxEventMessageBytes = 1024;
 const maxFieldLength = 200;
 const maxNodeErrorLength = 80;
 
-function cut(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max - 3)}...`;
-}
-
 /** Go's time.Duration text for whole seconds and up: 2s, 15m0s, 1h30m0s (as `ttl` is written). */
 export function goDuration(ms: number): string {
   if (ms < 1000) return `${ms}ms`;
@@ -40,14 +37,15 @@ export function goDuration(ms: number): string {
 }
 
 function changeText(node: NodeLogSpecChange): string {
-  const detail = node.reason ? ` (${node.reason}${node.error ? `: ${cut(node.error, maxNodeErrorLength)}` : ''})` : '';
+  const detail = node.reason ? ` (${node.reason}${node.error ? `: ${oneLine(node.error, maxNodeErrorLength)}` : ''})` : '';
   return `${node.name}=${node.result}${detail}`;
 }
 
 function putBackText(node: NodePutBack): string {
-  if (node.result === 'restored' && node.spec !== undefined) return `${node.name}=restored to '${cut(node.spec, maxNodeErrorLength)}'`;
-  if (node.result === 'skipped_changed' && node.spec !== undefined) return `${node.name}=skipped_changed (has '${cut(node.spec, maxNodeErrorLength)}')`;
-  return `${node.name}=${node.result}${node.error ? ` (${cut(node.error, maxNodeErrorLength)})` : ''}`;
+  if (node.result === 'restored' && node.spec !== undefined) return `${node.name}=restored to ${quote(node.spec, maxNodeErrorLength, 'single')}`;
+  if (node.result === 'skipped_changed' && node.spec !== undefined)
+    return `${node.name}=skipped_changed (has ${quote(node.spec, maxNodeErrorLength, 'single')})`;
+  return `${node.name}=${node.result}${node.error ? ` (${oneLine(node.error, maxNodeErrorLength)})` : ''}`;
 }
 
 /** `head` then as many node entries as fit in maxEventMessageBytes; when some do not, says how many of how many are left out. */
@@ -71,12 +69,12 @@ export function boundedNodeList(head: string, entries: readonly string[]): strin
 
 /** Pure: the Event a fleet event is recorded as. */
 export function describeFleetEventForKubernetes(event: FleetEvent): KubernetesEventDescription {
-  const actor = cut(event.actor, maxFieldLength);
+  const actor = clip(event.actor, maxFieldLength);
   if (event.type === 'fleet.logspec.changed') {
     const took = event.nodes.filter((node) => node.result === 'applied').length;
     const complete = took === event.nodes.length;
     const options = [event.ttlMs !== null ? `for ${goDuration(event.ttlMs)}` : 'without TTL', ...(event.allOrNothing ? ['all-or-nothing'] : [])].join(', ');
-    const head = `fleet logging specification '${cut(event.spec, maxFieldLength)}' set by ${actor} (${options}): ${took} of ${event.nodes.length} nodes took it: `;
+    const head = `fleet logging specification ${quote(event.spec, maxFieldLength, 'single')} set by ${actor} (${options}): ${took} of ${event.nodes.length} nodes took it: `;
     return { type: complete ? 'Normal' : 'Warning', reason: 'FleetLogSpecChanged', message: boundedNodeList(head, event.nodes.map(changeText)) };
   }
   const restored = event.nodes.filter((node) => node.result === 'restored').length;

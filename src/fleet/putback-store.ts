@@ -4,6 +4,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { ConfigError, FabricOpsError, messageOf } from '../errors';
 import { describeFileError } from '../file-errors';
+import { clip } from '../text';
 
 /** A node to put back to `previous` when `dueAt` comes, if it still has one of `specs` (ours). */
 export interface PendingPutBack {
@@ -32,7 +33,7 @@ export function parsePutBacks(text: string): { ok: true; pending: PendingPutBack
   try {
     json = JSON.parse(text);
   } catch (error) {
-    return { ok: false, problem: `is not JSON (${messageOf(error)})` };
+    return { ok: false, problem: `is not JSON (${clip(messageOf(error), 200)})` };
   }
   const parsed = FileSchema.safeParse(json);
   if (!parsed.success) {

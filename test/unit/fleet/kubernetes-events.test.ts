@@ -92,6 +92,8 @@ describe('fleet events as Kubernetes Events', () => {
     expect(listed).toBeGreaterThan(3);
     expect(message).toMatch(new RegExp(`, \\.\\.\\. and ${500 - listed} more of 500 nodes$`));
     expect(message).toContain('333 of 500 nodes took it');
+    // The spec is quoted and cut with the one marker (src/text.ts), saying how long it was.
+    expect(message).toContain(`'gossip=${'x'.repeat(193)}'... (16007 characters) set by O=org1,CN=operator`);
     // Non-ASCII names count in bytes, not characters.
     const wide = describeFleetEventForKubernetes(changed(nodes.map((node) => ({ ...node, name: `пир-${node.name}` }))));
     expect(Buffer.byteLength(wide.message)).toBeLessThanOrEqual(maxEventMessageBytes);
