@@ -39,9 +39,14 @@ export async function publicApi(): Promise<void> {
   const health: HealthService = ops.health;
   const logging: LoggingSystem = ops.logging;
   const certificate: CertificateSummary | null = ops.servingCertificate;
+  // The server's limits, as extensions (fleet mode's /fleet bodies) take them.
+  const bodyLimit: number = ops.httpLimits.maxBodyBytes;
+  const kubernetes = await api.startKubernetesIntegration(ops);
+  // Other parts record Events on the pod through the integration (fleet mode's writes).
+  kubernetes?.record('Warning', 'FleetLogSpecChanged', 'fleet logging specification ...');
   const report: HealthReport = await health.check();
   const failed: FailedCheck[] | undefined = report.failed_checks;
-  void [address.host, address.port, version.Version, version.CommitSHA, certificate?.notAfter, failed];
+  void [address.host, address.port, version.Version, version.CommitSHA, certificate?.notAfter, failed, bodyLimit];
 
   const checker: HealthChecker = { check: async (): Promise<CheckResult> => ({ ok: false, reason: 'ledger directory missing' }) };
   ops.registerChecker('ledger', checker);
@@ -90,6 +95,10 @@ export async function publicApi(): Promise<void> {
   ops.registerChecker('bad', { check: async () => true });
   // @ts-expect-error -- address is read-only information about the listening socket
   ops.address = { host: '::', port: 1 };
+  // @ts-expect-error -- an Event is Normal or Warning
+  kubernetes?.record('Error', 'Reason', 'message');
+  // @ts-expect-error -- the limits are read-only
+  ops.httpLimits = { ...ops.httpLimits };
   // @ts-expect-error -- the error code is read-only
   new ConfigError(['x']).code = 'OTHER';
 
