@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { CallOutcome } from '../../../src/fleet/client';
 import { FleetLogSpec } from '../../../src/fleet/logspec';
+import { NodeDirectory } from '../../../src/fleet/directory';
 import { FilePutBackStore, PutBackPersistError } from '../../../src/fleet/putback-store';
 import type { FleetEvent, FleetNode } from '../../../src/fleet/types';
 import { DisabledProvider } from '../../../src/metrics/disabled/provider';
@@ -42,7 +43,7 @@ function setup(names: string[]) {
   const provider = new DisabledProvider();
   const make = () =>
     new FleetLogSpec({
-      nodes,
+      nodes: new NodeDirectory(nodes),
       client,
       concurrency: 4,
       scheduler,
@@ -97,8 +98,12 @@ describe('fleet logspec with an injected scheduler', () => {
     await settle();
     expect(doubles.get('a')!.spec).toBe('info');
     expect(manager.pendingPutBacks()).toEqual([]);
-    const results = events.filter((event) => event.type === 'fleet.logspec.putback').map((event) => event.nodes[0]?.result);
-    expect(results).toEqual(['failed', 'failed', 'failed', 'restored']);
+    // Reported when it starts failing and when it ends, with the attempts: not at every retry.
+    const results = events.filter((event) => event.type === 'fleet.logspec.putback').map((event) => [event.nodes[0]?.result, event.nodes[0]?.attempts]);
+    expect(results).toEqual([
+      ['failed', 1],
+      ['restored', 4],
+    ]);
   });
 
   test('a write without TTL makes the spec permanent: the earlier put-back is dropped', async () => {
