@@ -6,7 +6,7 @@ import { NodeClient } from './client';
 import type { FleetConfig } from './config';
 import { fingerprintFiles, readGroupMaterial, type GroupMaterial } from './credentials';
 import { Coalescer, evaluateHealth, nodeHealth, type DiscoveryStatus, type FleetHealthReport } from './health';
-import { FleetLogSpec, type FleetNodes, type NodeLogSpec, type SetLogSpecAnswer, type SetLogSpecRequest } from './logspec';
+import { FleetLogSpec, FleetNotReadyError, type FleetNodes, type NodeLogSpec, type SetLogSpecAnswer, type SetLogSpecRequest } from './logspec';
 import { NodeDirectory, type DirectoryChange } from './directory';
 import { KubernetesDiscovery, sourceName, type SourceWatchFactory } from './discovery/kubernetes';
 import { FleetMetrics } from './metrics';
@@ -40,6 +40,8 @@ export interface FleetServiceOptions {
   random?: () => number;
   /** Where pending put-backs are kept; default: the file under `stateDirectory`. */
   store?: PutBackStore;
+  /** Credentials for a connection made at start when discovery needs one and `kubernetes` is not given; default process.env. */
+  env?: NodeJS.ProcessEnv;
   /** The Kubernetes API (fleetExtension connects when the configuration needs it: discovery, stateConfigMap). */
   kubernetes?: KubernetesConnection;
 }
@@ -61,9 +63,14 @@ export function fleetServerProblems(config: NormalisedConfig): string[] {
 /** Group credentials are checked for a change (a stat of each file) at most this often, not at every node call. */
 const credentialCheckIntervalMs = 1000;
 
+/**
+ * The file store under stateDirectory. Without one (only stateConfigMap, and no store given), a
+ * store that refuses at start(): a read-only use (startReadOnly, the one-shot command) needs none.
+ */
 function fileStore(config: FleetConfig): PutBackStore {
-  if (config.stateDirectory === null) throw new ConfigError([`${config.source}: stateDirectory: needed unless a put-back store is given (stateConfigMap)`]);
-  return new FilePutBackStore(config.stateDirectory);
+  if (config.stateDirectory !== null) return new FilePutBackStore(config.stateDirectory);
+  const missing = (): ConfigError => new ConfigError([`${config.source}: stateDirectory: needed unless a put-back store is given (stateConfigMap)`]);
+  return { where: 'nowhere', load: () => Promise.reject(missing()), save: () => Promise.reject(missing()) };
 }
 
 /**
@@ -76,7 +83,8 @@ export class FleetService {
   readonly logSpec: FleetLogSpec;
   /** The nodes now: static and discovered. */
   readonly directory: NodeDirectory;
-  private readonly discovery: KubernetesDiscovery | null = null;
+  private discovery: KubernetesDiscovery | null = null;
+  private readonly options: FleetServiceOptions;
   private readonly logger: Logger;
   private readonly client: NodeClient;
   private readonly metrics: FleetMetrics;
@@ -106,39 +114,14 @@ export class FleetService {
       if (group.tls)
         this.materials.set(name, { fingerprint: fingerprintFiles(group.tls), material: readGroupMaterial(name, group.tls), checkedAt: this.clock.now() });
     }
-    const sources = config.discovery.kubernetes;
-    const defaultNamespace = options.kubernetes?.namespace ?? 'default';
-    const names = sources.map((source, index) => sourceName(source, index, defaultNamespace));
+    this.options = options;
+    const names = config.discovery.kubernetes.map((source, index) => sourceName(source, index, options.kubernetes?.namespace ?? null));
     this.directory = new NodeDirectory(config.nodes, names, ({ source, node, heldBy }) =>
       this.logger.warn(`fleet discovery: ${source} found node ${node.name} (${node.url}), a name ${heldBy} already holds; it is skipped`, {
         source,
         node: node.name,
       }),
     );
-    if (sources.length > 0) {
-      let factory = options.watchSource;
-      if (factory === undefined) {
-        if (options.kubernetes === undefined) {
-          throw new ConfigError([
-            `${config.source}: discovery.kubernetes: needs the Kubernetes API (credentials from KUBECONFIG or the pod's service account)`,
-          ]);
-        }
-        // eslint-disable-next-line @typescript-eslint/no-require-imports -- the watch code only with discovery (start time)
-        const { reflectorWatchFactory } = require('./discovery/reflector-source') as {
-          reflectorWatchFactory: (connection: KubernetesConnection, logger: Logger) => SourceWatchFactory;
-        };
-        factory = reflectorWatchFactory(options.kubernetes, this.logger);
-      }
-      this.discovery = new KubernetesDiscovery(
-        sources,
-        names,
-        defaultNamespace,
-        this.directory,
-        this.logger,
-        factory,
-        new Set(config.nodes.map((node) => node.name)),
-      );
-    }
     this.metrics = new FleetMetrics(environment.metrics);
     this.metrics.setKnown(this.directory.nodes().length);
     this.directory.onChange((changes) => this.membershipChanged(changes));
@@ -226,7 +209,49 @@ export class FleetService {
 
   /** Each discovery source: listed yet, and its last problem. Empty without discovery. */
   discoveryStatus(): DiscoveryStatus[] {
-    return this.discovery?.status() ?? [];
+    return this.discovery?.status() ?? this.directory.status().map((status) => ({ ...status, problem: 'not started' }));
+  }
+
+  /**
+   * Starts each source's list+watch: over `options.kubernetes`, else a connection made now
+   * (credentials as kubectl finds them; throws KubernetesSetupError when there are none).
+   */
+  private async startDiscovery(): Promise<void> {
+    const sources = this.config.discovery.kubernetes;
+    if (sources.length === 0 || this.discovery !== null) return;
+    const { options } = this;
+    let factory = options.watchSource;
+    let kubernetes = options.kubernetes;
+    if (factory === undefined) {
+      if (kubernetes === undefined) {
+        // eslint-disable-next-line @typescript-eslint/no-require-imports -- client-node only with discovery (start time)
+        const { connectKubernetes } = require('../kubernetes/connection') as typeof import('../kubernetes/connection');
+        kubernetes = await connectKubernetes(options.env ?? process.env);
+      }
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- the watch code only with discovery (start time)
+      const { reflectorWatchFactory } = require('./discovery/reflector-source') as {
+        reflectorWatchFactory: (connection: KubernetesConnection, logger: Logger) => SourceWatchFactory;
+      };
+      factory = reflectorWatchFactory(kubernetes, this.logger);
+    }
+    this.discovery = new KubernetesDiscovery(
+      sources,
+      this.directory.sources,
+      kubernetes?.namespace ?? 'default',
+      this.directory,
+      this.logger,
+      factory,
+      new Set(this.config.nodes.map((node) => node.name)),
+    );
+    this.discovery.start();
+  }
+
+  /**
+   * For a one-shot read (the `fleet` command with --fleet-config): discovery only, no put-backs
+   * (they belong to the running server), no background round.
+   */
+  async startReadOnly(): Promise<void> {
+    await this.startDiscovery();
   }
 
   private unsyncedReason(): string {
@@ -243,7 +268,7 @@ export class FleetService {
   whenSynced(timeoutMs: number): Promise<void> {
     if (this.directory.synced) return Promise.resolve();
     return new Promise((resolve, reject) => {
-      const timer = this.scheduler.setTimeout(() => reject(new Error(`${this.unsyncedReason()} (waited ${timeoutMs} ms)`)), timeoutMs);
+      const timer = this.scheduler.setTimeout(() => reject(new FleetNotReadyError(`${this.unsyncedReason()} (waited ${timeoutMs / 1000} s)`)), timeoutMs);
       void this.directory.whenSynced().then(() => {
         timer.cancel();
         resolve();
@@ -265,7 +290,7 @@ export class FleetService {
    * state file; those due wait for discovery to list every source) and starts the background round.
    */
   async start(): Promise<void> {
-    this.discovery?.start();
+    await this.startDiscovery();
     await this.logSpec.start();
     if (this.config.pollIntervalMs > 0) {
       const round = (): void => {
@@ -342,7 +367,7 @@ export class FleetService {
    */
   async health(): Promise<FleetHealthReport> {
     const report = await this.healthRound.run();
-    if (this.discovery === null) return report;
+    if (!this.directory.dynamic) return report;
     const discovery = this.discoveryStatus();
     if (this.directory.synced) return { ...report, discovery };
     return { ...report, status: 'Service Unavailable', discovery, reason: this.unsyncedReason() };

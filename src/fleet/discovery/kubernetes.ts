@@ -34,8 +34,13 @@ export interface WatchSpec {
 export type SourceWatchFactory = (spec: WatchSpec, handler: ObjectHandler) => SourceWatch;
 
 /** The name of a source in messages, statuses and the directory: its key, kind, selector and namespace. */
-export function sourceName(source: KubernetesDiscoverySource, index: number, defaultNamespace: string): string {
-  const namespace = source.namespace === '*' ? 'every namespace' : `namespace ${source.namespace ?? defaultNamespace}`;
+export function sourceName(source: KubernetesDiscoverySource, index: number, defaultNamespace: string | null): string {
+  const namespace =
+    source.namespace === '*'
+      ? 'every namespace'
+      : source.namespace !== null || defaultNamespace !== null
+        ? `namespace ${source.namespace ?? defaultNamespace}`
+        : "fabric-ops' namespace";
   return `discovery.kubernetes[${index}] (${source.kind}s ${source.selector} in ${namespace})`;
 }
 
