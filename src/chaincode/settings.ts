@@ -1,3 +1,4 @@
+import { quote } from '../text';
 import { parsePositiveDurationMs } from '../config/values';
 import { ConfigError } from '../errors';
 import type { ChaincodeHealthSettings } from './server-state';
@@ -38,7 +39,7 @@ export function chaincodeMaxFunctionNames(options: ChaincodeMetricsOptions, env:
   const text = env[chaincodeEnv.maxFunctions];
   if (text === undefined || text === '') return defaultMaxFunctionNames;
   if (/^\d{1,5}$/.test(text.trim()) && Number(text) <= maxFunctionNamesLimit) return Number(text);
-  const shown = text.length > 40 ? `${JSON.stringify(text.slice(0, 40))}...` : JSON.stringify(text);
+  const shown = quote(text, 40);
   throw new ConfigError([`${chaincodeEnv.maxFunctions}: ${shown} is not a whole number from 0 to ${maxFunctionNamesLimit}`]);
 }
 

@@ -1,3 +1,4 @@
+import { quote } from '../text';
 import { isIPv6 } from 'node:net';
 import type { HostPort } from './types';
 
@@ -19,10 +20,7 @@ export const maxQuotedLength = 64;
  * configuration value goes through here, so that no error line grows with the value.
  */
 export function quoteValue(text: string, max = maxQuotedLength): string {
-  if (text.length <= max) return JSON.stringify(text);
-  const code = text.charCodeAt(max - 1);
-  const end = code >= 0xd800 && code <= 0xdbff ? max + 1 : max;
-  return `${JSON.stringify(text.slice(0, end))}... (${text.length} characters)`;
+  return quote(text, max);
 }
 const fail = <T>(problem: string): Parsed<T> => ({ ok: false, problem });
 

@@ -1,3 +1,4 @@
+import { clip } from '../text';
 import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node, type Pair, type Tags, type YAMLMap } from 'yaml';
 import { ConfigError, messageOf } from '../errors';
 import { quoteValue } from './values';
@@ -43,7 +44,7 @@ function firstLine(message: string): string {
 /** The parser's reason, without the source text it may quote (the line is quoted by placed()). */
 function parserReason(message: string): string {
   const reason = firstLine(message).replace(/: ".*$/, '');
-  return reason.length > 120 ? `${reason.slice(0, 120)}...` : reason;
+  return clip(reason, 120);
 }
 
 function isMergeKey(pair: Pair): boolean {

@@ -5,6 +5,7 @@ import { parsePositiveDurationMs } from '../config/values';
 import { ConfigError, messageOf } from '../errors';
 import { describeFileError } from '../file-errors';
 import { fleetDialects, type FleetDialect, type FleetNode } from './types';
+import { normaliseFingerprint, type WriterRule } from './writers';
 
 /**
  * The fleet configuration: its own file (`--fleet-config` / FABRIC_OPS_FLEET_CONFIG), its own
@@ -107,7 +108,10 @@ const FleetFileSchema = z
       .string()
       .regex(/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/, 'a ConfigMap name (RFC 1123 subdomain)')
       .optional(),
-    discovery: z.object({ kubernetes: z.array(KubernetesSourceSchema).default([]) }).strict().default({ kubernetes: [] }),
+    discovery: z
+      .object({ kubernetes: z.array(KubernetesSourceSchema).default([]) })
+      .strict()
+      .default({ kubernetes: [] }),
     nodeTimeout: duration('2s'),
     concurrency: z.number().int().min(1).max(256).default(16),
     maxResponseBytes: z
@@ -123,7 +127,24 @@ const FleetFileSchema = z
       .strict()
       .refine((h) => (h.minShare === undefined) !== (h.minCount === undefined), 'give exactly one of minShare (0..1) or minCount')
       .default({ minShare: 1 }),
-    writers: z.array(z.string().min(1)).default([]),
+    writers: z
+      .array(
+        z.union([
+          z.string().min(1),
+          z
+            .object({
+              subject: z.string().min(1).optional(),
+              issuer: z.string().min(1).optional(),
+              fingerprint: z
+                .string()
+                .refine((text) => normaliseFingerprint(text) !== null, 'a SHA-256 fingerprint: 64 hex digits, pairs may be joined by ":"')
+                .optional(),
+            })
+            .strict()
+            .refine((rule) => rule.subject !== undefined || rule.fingerprint !== undefined, 'give subject (with issuer to pin the CA) or fingerprint'),
+        ]),
+      )
+      .default([]),
     groups: z.record(z.string().min(1), GroupSchema),
     nodes: z.array(NodeSchema).default([]),
   })
@@ -179,7 +200,8 @@ export interface FleetConfig {
   /** A health or version round that ended less than this ago answers the next caller (0: never). */
   minRoundIntervalMs: number;
   healthy: { minShare: number } | { minCount: number };
-  writers: string[];
+  /** Who may PUT/DELETE /fleet/logspec (src/fleet/writers.ts); empty: nobody. */
+  writers: WriterRule[];
   groups: Record<string, { tls: GroupTlsFiles | null }>;
   /** The static nodes (discovered ones come and go at run time). */
   nodes: FleetNode[];
@@ -218,7 +240,9 @@ export function fleetConfigFrom(document: unknown, source: string): FleetConfig 
       const known = Object.keys(file.groups);
       problems.push(`${at}.group: no group "${entry.group}" (groups: ${known.length > 0 ? known.join(', ') : 'none'})`);
     } else if (entry.scheme === 'https' && group.tls === undefined) {
-      problems.push(`${source}: groups.${entry.group}.tls: discovery.kubernetes[${index}] is https, so its group needs tls.caFiles (and a client certificate for mTLS)`);
+      problems.push(
+        `${source}: groups.${entry.group}.tls: discovery.kubernetes[${index}] is https, so its group needs tls.caFiles (and a client certificate for mTLS)`,
+      );
     }
     if (entry.kind === 'Pod' && entry.address !== undefined) problems.push(`${at}.address: Pods are reached at their IP; address is for Services`);
     if (entry.tlsServerName !== undefined && entry.scheme === 'http') problems.push(`${at}.tlsServerName: the scheme is http; a TLS server name needs https`);
@@ -261,7 +285,15 @@ export function fleetConfigFrom(document: unknown, source: string): FleetConfig 
     pollIntervalMs: file.pollInterval,
     minRoundIntervalMs: file.minRoundInterval,
     healthy,
-    writers: file.writers,
+    writers: file.writers.map((writer) =>
+      typeof writer === 'string'
+        ? { subject: writer, issuer: null, fingerprint256: null }
+        : {
+            subject: writer.subject ?? null,
+            issuer: writer.issuer ?? null,
+            fingerprint256: writer.fingerprint === undefined ? null : normaliseFingerprint(writer.fingerprint),
+          },
+    ),
     groups,
     nodes: file.nodes.map((node) => ({ name: node.name, url: node.url, dialect: node.dialect, group: node.group, labels: node.labels })),
   };

@@ -3,7 +3,8 @@ import { LogSpecError } from '../errors';
 import { readBodyOrAnswer } from '../http/body-answer';
 import { sendError } from '../http/errors';
 import { maxBodyBytes } from '../http/limits';
-import { verifiedClientSubject } from '../http/middleware/client-auth';
+import { verifiedClientIdentity } from '../http/middleware/client-auth';
+import type { ClientIdentity } from './writers';
 import { FleetRequestError } from './logspec';
 import { PutBackPersistError } from './putback-store';
 import { parseRestoreRequest, parseSetRequest } from './request';
@@ -17,24 +18,26 @@ export function fleetRouter(fleet: FleetService, logger: { warn(message: string,
   const router = Router({ caseSensitive: true, strict: true });
 
   router.use((req, res, next) => {
-    const subject = verifiedClientSubject(req);
-    if (subject === undefined) {
+    const identity = verifiedClientIdentity(req);
+    if (identity === undefined) {
       logger.warn('fleet: client certificate required', { method: req.method, path: req.originalUrl, remoteAddress: req.socket.remoteAddress });
       sendError(res, 401, `a client certificate issued by a trusted client CA is required for /fleet${req.path}`);
       return;
     }
-    res.locals.subject = subject;
+    res.locals.subject = identity.subject;
+    res.locals.identity = identity;
     next();
   });
 
   const writer: RequestHandler = (req, res, next) => {
-    const subject = res.locals.subject as string;
-    if (fleet.mayWrite(subject)) {
+    const identity = res.locals.identity as ClientIdentity;
+    if (fleet.mayWrite(identity)) {
       next();
       return;
     }
-    logger.warn('fleet: write refused', { method: req.method, path: req.originalUrl, subject });
-    sendError(res, 403, `client "${subject}" may not change the fleet; writers are listed in ${fleet.config.source} (writers)`);
+    const { subject, issuer } = identity;
+    logger.warn('fleet: write refused', { method: req.method, path: req.originalUrl, subject, issuer, fingerprint256: identity.fingerprint256 });
+    sendError(res, 403, `client "${subject}" (issued by "${issuer}") may not change the fleet; writers are listed in ${fleet.config.source} (writers)`);
   };
 
   const route = (path: string, handlers: { get?: RequestHandler; put?: RequestHandler; delete?: RequestHandler }): void => {

@@ -17,6 +17,7 @@ import { ConfigError } from '../errors';
 import type { FleetEvent, FleetEventListener, FleetNode, NodePutBack, NodeSelector } from './types';
 import { groupVersions, type FleetVersionReport } from './versions';
 import { messageOf } from '../errors';
+import { writerAllowed, type ClientIdentity } from './writers';
 
 /** What the fleet uses of OperationsSystem (its public API, as the Kubernetes integration does). */
 export interface FleetHost {
@@ -393,9 +394,9 @@ export class FleetService {
     return this.logSpec.pendingPutBacks();
   }
 
-  /** May this client subject write? Only subjects listed in `writers` (default: nobody). */
-  mayWrite(subject: string): boolean {
-    return this.config.writers.includes(subject);
+  /** May this client write? Only a certificate a rule of `writers` matches (default: nobody). */
+  mayWrite(identity: ClientIdentity): boolean {
+    return writerAllowed(this.config.writers, identity);
   }
 
   onEvent(listener: FleetEventListener): () => void {

@@ -1,3 +1,4 @@
+import { oneLine } from '../text';
 import { statSync } from 'node:fs';
 
 /**
@@ -7,16 +8,12 @@ import { statSync } from 'node:fs';
  * without a client certificate, and to the log: it is cut to `maxQuotedLength` characters.
  */
 
-/** Characters of a runtime's own text kept in a reason (`...` marks the cut). */
+/** Characters of a runtime's own text kept in a reason. */
 export const maxQuotedLength = 200;
 
-/** The text on one line, white space collapsed, at most `maxQuotedLength` characters then `...`. */
+/** The text on one line, white space collapsed, at most `maxQuotedLength` characters (src/text.ts marks a cut). */
 export function excerpt(text: string): string {
-  // Only the head is looked at: a runtime may send megabytes.
-  const head = text.slice(0, maxQuotedLength * 4);
-  const oneLine = head.replace(/\s+/g, ' ').trim();
-  const cut = oneLine.length > maxQuotedLength || head.length < text.length;
-  return cut ? `${oneLine.slice(0, maxQuotedLength)}...` : oneLine;
+  return oneLine(text, maxQuotedLength);
 }
 
 /** Why a connect to a unix socket path was refused: nothing listens on a socket, or it is no socket at all. */

@@ -1,3 +1,4 @@
+import { clip } from '../text';
 import express, { type ErrorRequestHandler, type Express, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { Logger } from '../logging/types';
 import type { OperationsDomain } from './domain';
@@ -68,7 +69,7 @@ export function createOperationsApp(domain: OperationsDomain, options: AppOption
   }
 
   app.use((req: Request, res: Response) => {
-    sendError(res, 404, `no such resource: ${req.path.length <= 200 ? req.path : `${req.path.slice(0, 200)}… (${req.path.length} characters)`}`);
+    sendError(res, 404, `no such resource: ${clip(req.path, 200)}`);
   });
   app.use(errorHandler(options.logger));
   return app;

@@ -1,3 +1,4 @@
+import { clip } from '../text';
 import type { Request, Response } from 'express';
 import { readTextBody } from './body';
 import { sendError } from './errors';
@@ -18,7 +19,7 @@ export async function readBodyOrAnswer(req: Request, res: Response, maxBodyBytes
       sendError(res, 413, `request body is larger than ${maxBodyBytes} bytes`);
       return null;
     case 'encoded': {
-      const encoding = body.contentEncoding.length <= 40 ? body.contentEncoding : `${body.contentEncoding.slice(0, 40)}…`;
+      const encoding = clip(body.contentEncoding, 40);
       res.setHeader('Accept-Encoding', 'identity');
       sendError(res, 415, `Content-Encoding ${JSON.stringify(encoding)} is not supported; send the body uncompressed`);
       return null;

@@ -1,3 +1,4 @@
+import { clip } from '../text';
 import { FabricOpsError } from '../errors';
 
 /** Longest piece of text from outside (an API answer, a ConfigMap value) echoed in a log line or an error. */
@@ -5,7 +6,7 @@ export const maxEchoLength = 300;
 
 /** `text` cut to `max` characters, saying how long it was when cut. */
 export function bounded(text: string, max = maxEchoLength): string {
-  return text.length <= max ? text : `${text.slice(0, max)}... (${text.length} characters)`;
+  return clip(text, max);
 }
 
 /**

@@ -1,8 +1,10 @@
 import type * as K8s from '@kubernetes/client-node' with { 'resolution-mode': 'import' };
 import { KubernetesSetupError, messageOf } from '../errors';
 import { requireAccess } from './access';
-import type { ConfigMapApi, ConfigMapLike, WatchEventType } from './logspec-configmap';
-import type { KubernetesTransport } from './transport';
+import type { ConfigMapApi, ConfigMapLike } from './logspec-configmap';
+import { watchTimeoutSeconds } from './list-watch-api';
+import type { WatchEventType } from './reflector';
+import type { KubernetesTransport } from './transport-options';
 import type { CoreEventBody, EventPatch, EventSink } from './recorder';
 
 type ClientNode = typeof K8s;
@@ -52,11 +54,6 @@ export function createEventSink(transport: KubernetesTransport): EventSink {
       });
     },
   };
-}
-
-/** How long the server may keep a watch open: random in [5, 10) minutes, as client-go's reflector asks. */
-function watchTimeoutSeconds(random: () => number): number {
-  return Math.floor(300 * (1 + random()));
 }
 
 export function createConfigMapApi(transport: KubernetesTransport, namespace: string, name: string, random: () => number = Math.random): ConfigMapApi {

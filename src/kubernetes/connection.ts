@@ -1,6 +1,7 @@
 import { loadClientNode, loadKubeConfig } from './client';
-import { createTransport, type KubernetesTransport } from './transport';
-import type { TransportOptions } from './transport-options';
+import { createTransport } from './transport';
+// The types from ./transport-options, so that these declarations do not import client-node's.
+import type { KubernetesTransport, TransportOptions } from './transport-options';
 
 /** The Kubernetes API for a part of fabric-ops other than the node's own integration (fleet mode). */
 export interface KubernetesConnection {

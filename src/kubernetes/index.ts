@@ -9,6 +9,9 @@ import { LogSpecConfigMapWatcher } from './logspec-configmap';
 import { createTransport } from './transport';
 
 export { connectKubernetes, type KubernetesConnection } from './connection';
+export { createListWatchApi, listPageSize, type ListWatchTarget } from './list-watch-api';
+export { Reflector, type ListWatchApi, type ObjectWithMetadata, type ReflectorHandler, type ReflectorOptions, type WatchEventType } from './reflector';
+export type { KubernetesTransport, WatchEnd, WatchStream } from './transport-options';
 import type { TransportOptions } from './transport-options';
 import { EventRecorder, type EventSink, type EventType, type PodReference } from './recorder';
 

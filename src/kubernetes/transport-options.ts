@@ -1,3 +1,5 @@
+import type { ApiAccess } from './access';
+
 /**
  * The transport's options and watch types, apart from ./transport so that the public types
  * (KubernetesIntegrationOptions, the watcher) do not import @kubernetes/client-node's
@@ -28,4 +30,19 @@ export interface WatchStream {
   /** Settles after `connected` resolved: why the stream ended; rejects on a malformed stream. */
   readonly ended: Promise<WatchEnd>;
   abort(): void;
+}
+
+/**
+ * HTTP to the Kubernetes API (createTransport in ./transport makes one from client-node's
+ * KubeConfig): here, apart from it, so that what takes a transport does not import
+ * client-node's declarations.
+ */
+export interface KubernetesTransport {
+  /**
+   * One request, its method given by `access` (requireAccess); resolves with the parsed body of a
+   * 2xx answer, rejects with KubernetesApiError.
+   */
+  request(access: ApiAccess, path: string, options?: { query?: Record<string, string>; body?: unknown; contentType?: string }): Promise<unknown>;
+  /** A watch (`?watch=true`, `access` the watch entry of the resource): `onEvent` gets each event of the stream. */
+  watch(access: ApiAccess, path: string, query: Record<string, string>, onEvent: (type: string, object: unknown) => void): WatchStream;
 }

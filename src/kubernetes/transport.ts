@@ -2,32 +2,11 @@ import http from 'node:http';
 import https from 'node:https';
 import type * as K8s from '@kubernetes/client-node' with { 'resolution-mode': 'import' };
 import { messageOf } from '../errors';
-import { checkAccessPath, KubernetesAccessError, type ApiAccess } from './access';
+import { checkAccessPath, KubernetesAccessError } from './access';
 import { bounded, KubernetesApiError } from './api-error';
-import type { TransportOptions, WatchEnd, WatchStream } from './transport-options';
+import type { KubernetesTransport, TransportOptions, WatchEnd } from './transport-options';
 
-/**
- * HTTP to the Kubernetes API with the credentials, CA and proxy of client-node's KubeConfig
- * (`applyToHTTPSOptions`: the token is read again on every request, so a rotated
- * service-account token is used as soon as it is on disk).
- *
- * Why not client-node's generated CoreV1Api and its Watch (2.0.1): CoreV1Api throws away the
- * body of a 401 (`Body: undefined`) and wraps every other Status in its own text; Watch never
- * reads a non-200 body either, cannot tell a connect timeout from the inactivity timeout of a
- * watch that was established, resolves `watch()` before anyone knows whether the watch
- * connected, and skips lines that are not JSON. The watch loop needs all four facts.
- */
-export interface KubernetesTransport {
-  /**
-   * One request, its method given by `access` (requireAccess); resolves with the parsed body of a
-   * 2xx answer, rejects with KubernetesApiError.
-   */
-  request(access: ApiAccess, path: string, options?: { query?: Record<string, string>; body?: unknown; contentType?: string }): Promise<unknown>;
-  /** A watch (`?watch=true`, `access` the watch entry of the resource): `onEvent` gets each event of the stream. */
-  watch(access: ApiAccess, path: string, query: Record<string, string>, onEvent: (type: string, object: unknown) => void): WatchStream;
-}
-
-export type { TransportOptions, WatchEnd, WatchStream } from './transport-options';
+export type { KubernetesTransport, TransportOptions, WatchEnd, WatchStream } from './transport-options';
 
 /** Largest body read from one answer: a ConfigMap holds at most 1 MiB. */
 const maxBodyBytes = 3 * 1024 * 1024;
@@ -38,6 +17,17 @@ function networkError(method: string, path: string, error: unknown): KubernetesA
   return new KubernetesApiError(`${method} ${path}: ${text}`);
 }
 
+/**
+ * The KubernetesTransport (./transport-options): HTTP to the Kubernetes API with the credentials, CA and proxy of client-node's KubeConfig
+ * (`applyToHTTPSOptions`: the token is read again on every request, so a rotated
+ * service-account token is used as soon as it is on disk).
+ *
+ * Why not client-node's generated CoreV1Api and its Watch (2.0.1): CoreV1Api throws away the
+ * body of a 401 (`Body: undefined`) and wraps every other Status in its own text; Watch never
+ * reads a non-200 body either, cannot tell a connect timeout from the inactivity timeout of a
+ * watch that was established, resolves `watch()` before anyone knows whether the watch
+ * connected, and skips lines that are not JSON. The watch loop needs all four facts.
+ */
 export function createTransport(kubeConfig: K8s.KubeConfig, options: TransportOptions = {}): KubernetesTransport {
   const requestTimeoutMs = options.requestTimeoutMs ?? 10_000;
   const inactivityMs = options.watchInactivityTimeoutMs ?? 30_000;

@@ -1,3 +1,4 @@
+import { quote } from '../text';
 import { LogSpecError } from '../errors';
 import { parseLevelName } from './levels';
 import type { LogLevel } from './types';
@@ -26,7 +27,7 @@ const echoedChars = 100;
  * 32 KB error (the spec and its bad segment are both echoed).
  */
 function quoted(text: string): string {
-  return text.length <= echoedChars ? `'${text}'` : `'${text.slice(0, echoedChars)}…' (${text.length} characters)`;
+  return quote(text, echoedChars, 'single');
 }
 
 /**

@@ -40,10 +40,11 @@ function container(objects: K8sObject[]): Record<string, unknown> {
 }
 
 describe('ci/*-values.yaml', () => {
-  test('there are the six example files', () => {
+  test('there are the seven example files', () => {
     expect(ciFiles.sort()).toEqual([
       'existing-service-account-values.yaml',
       'extra-values.yaml',
+      'fleet-discovery-values.yaml',
       'fleet-values.yaml',
       'openshift-values.yaml',
       'orderer-existing-secrets-values.yaml',
@@ -243,7 +244,7 @@ describe('fleet mode (ci/fleet-values.yaml)', () => {
     expect(at<{ name: string }[]>(podSpec(objects), 'volumes').map((v) => v.name)).toEqual(['config', 'tls-server', 'tls-client-ca']);
   });
 
-  test('no Role, ClusterRole or ServiceAccount token for fleet mode (Kubernetes discovery is not built)', () => {
+  test('no Role, ClusterRole or ServiceAccount token for fleet mode with static nodes only (test/chart/fleet-rbac.test.ts: with discovery)', () => {
     const { objects } = render(withFile('fleet-values.yaml'));
     expect(kinds(objects).filter((kind) => kind.includes('Role') || kind === 'ServiceAccount')).toEqual([]);
     expect(podSpec(objects).automountServiceAccountToken).toBe(false);
@@ -261,7 +262,7 @@ describe('fleet mode (ci/fleet-values.yaml)', () => {
   });
 
   test.each([
-    [{ 'fleet.nodes': [] }, 'fleet.enabled=true needs at least one node in fleet.nodes'],
+    [{ 'fleet.nodes': [] }, 'fleet.enabled=true needs nodes, but fleet.nodes and fleet.discovery.kubernetes are both empty'],
     [
       {
         'fleet.nodes': [
@@ -290,7 +291,7 @@ describe('fleet mode (ci/fleet-values.yaml)', () => {
     [{ 'fleet.healthy': { minShare: 2 } }, 'fleet.healthy.minShare'],
     [{ 'fleet.nodeTimeout': '2 seconds' }, 'fleet.nodeTimeout'],
     [{ 'fleet.concurrency': 0 }, 'fleet.concurrency'],
-    [{ 'fleet.discovery': {} }, 'Additional property discovery is not allowed'],
+    [{ 'fleet.discovery': { consul: [] } }, 'Additional property consul is not allowed'],
   ])('schema: %j', (setJson, message) => {
     expect(renderFailure(withFile('fleet-values.yaml', { setJson }))).toContain(message);
   });

@@ -1,5 +1,6 @@
 import { kubernetesApiAccess, type KubernetesFeature } from '../../src/kubernetes/access';
 import { find, kinds, render, validateObjects, type K8sObject } from './helm';
+import { authorized, requestAttributes } from './rbac-authorizer';
 
 /**
  * The Kubernetes integration in the chart: nothing (and no token) unless it is on; then a
@@ -79,6 +80,18 @@ describe('chart: Kubernetes integration', () => {
     expect(objects.some((object) => object.kind === 'ConfigMap' && object.metadata.name.endsWith('-logspec'))).toBe(false);
     const env = podSpec(objects).containers[0]?.env ?? [];
     expect(env.find((variable) => variable.name === 'ORDERER_OPERATIONS_KUBERNETES_EVENTS_ENABLED')?.value).toBe('true');
+  });
+
+  test('the logspec ConfigMap: its list and watch by fieldSelector metadata.name are authorized (resourceNames), a plain list or another name is not', () => {
+    const { objects } = render({ set: { 'kubernetes.logspecConfigMap.enabled': true } });
+    const may = (method: string, target: string) => authorized(objects, 'peer0-fabric-ops', 'org1', requestAttributes(method, target));
+    const mine = 'fieldSelector=metadata.name%3Dpeer0-fabric-ops-logspec';
+    expect(may('GET', `/api/v1/namespaces/org1/configmaps?${mine}`)).toBe(true);
+    expect(may('GET', `/api/v1/namespaces/org1/configmaps?${mine}&watch=true&resourceVersion=3`)).toBe(true);
+    expect(may('GET', '/api/v1/namespaces/org1/configmaps')).toBe(false);
+    expect(may('GET', '/api/v1/namespaces/org1/configmaps?fieldSelector=metadata.name%3Dpeer0-fabric-ops-config')).toBe(false);
+    expect(may('GET', `/api/v1/namespaces/org2/configmaps?${mine}`)).toBe(false);
+    expect(may('GET', '/api/v1/namespaces/org1/configmaps/peer0-fabric-ops-logspec')).toBe(false);
   });
 
   test('only the ConfigMap: list and watch on it, no events', () => {

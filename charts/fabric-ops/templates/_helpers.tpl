@@ -177,9 +177,18 @@ an existing ConfigMap cannot contradict the pod (or bring back vm.endpoint's Doc
 {{- toYaml $s -}}
 {{- end -}}
 
-{{/* The Kubernetes integration (events, logspec ConfigMap): "true" when either is on. */}}
+{{/*
+The Kubernetes API in use (events, the logspec ConfigMap, fleet discovery or the fleet's put-back
+ConfigMap): "true" when any is on. It brings the ServiceAccount, its token and the downward-API
+environment; what each part may do is in the Roles (src/kubernetes/access.ts, by feature).
+*/}}
 {{- define "fabric-ops.kubernetesApi" -}}
-{{- if or .Values.kubernetes.events.enabled .Values.kubernetes.logspecConfigMap.enabled }}true{{ end -}}
+{{- if or .Values.kubernetes.events.enabled .Values.kubernetes.logspecConfigMap.enabled (include "fabric-ops.fleetKubernetes" .) }}true{{ end -}}
+{{- end -}}
+
+{{/* The Role in the release's namespace (events, the logspec ConfigMap, the put-back ConfigMap): "true" when it has a rule. */}}
+{{- define "fabric-ops.ownRole" -}}
+{{- if or .Values.kubernetes.events.enabled .Values.kubernetes.logspecConfigMap.enabled (include "fabric-ops.fleetStateConfigMap" .) }}true{{ end -}}
 {{- end -}}
 
 {{/* Whether the chart creates the ServiceAccount: serviceAccount.create, or (null) when the Kubernetes integration needs one. */}}
@@ -321,7 +330,7 @@ Included by the Deployment, so every render runs it.
 {{- end -}}
 {{- end -}}
 {{- if and (include "fabric-ops.kubernetesApi" .) (not (include "fabric-ops.serviceAccountName" .)) -}}
-{{- fail "kubernetes.events.enabled / kubernetes.logspecConfigMap.enabled need a ServiceAccount to bind the Role to, but serviceAccount.create=false and serviceAccount.name is empty: set serviceAccount.name to an existing account, or serviceAccount.create=true (or null)" -}}
+{{- fail "kubernetes.events.enabled / kubernetes.logspecConfigMap.enabled / fleet.discovery.kubernetes / fleet.stateConfigMap need a ServiceAccount to bind the Role to, but serviceAccount.create=false and serviceAccount.name is empty: set serviceAccount.name to an existing account, or serviceAccount.create=true (or null)" -}}
 {{- end -}}
 {{- end -}}
 
@@ -406,6 +415,64 @@ an optional trailing "." (that logger only). The service exits 2 on anything els
 {{- default (printf "%s-fleet-state" (include "fabric-ops.fullname" .) | trunc 63 | trimSuffix "-") .Values.fleet.persistence.existingClaim -}}
 {{- end -}}
 
+{{/* Fleet mode with Kubernetes discovery sources: "true". */}}
+{{- define "fabric-ops.fleetDiscovery" -}}
+{{- if and .Values.fleet.enabled .Values.fleet.discovery.kubernetes }}true{{ end -}}
+{{- end -}}
+
+{{/*
+The put-back ConfigMap's name, empty when off: fleet.stateConfigMap.enabled, or (null) exactly
+when there is a discovery source, since the pod then holds a token and talks to the API anyway;
+static fleets stay without token and Role unless it is asked for.
+*/}}
+{{- define "fabric-ops.fleetStateConfigMap" -}}
+{{- $state := .Values.fleet.stateConfigMap -}}
+{{- if .Values.fleet.enabled -}}
+{{- if ternary (include "fabric-ops.fleetDiscovery" .) $state.enabled (kindIs "invalid" $state.enabled) -}}
+{{- default (printf "%s-fleet-state" (include "fabric-ops.fullname" .)) $state.name -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Fleet mode needs the Kubernetes API (src/fleet/index.ts fleetNeedsKubernetes): "true". */}}
+{{- define "fabric-ops.fleetKubernetes" -}}
+{{- if or (include "fabric-ops.fleetDiscovery" .) (include "fabric-ops.fleetStateConfigMap" .) }}true{{ end -}}
+{{- end -}}
+
+{{/*
+What discovery lists and watches, as YAML: `cluster`, the resources of the sources with namespace
+`*` (a ClusterRole); `namespaces`, each other namespace (default: the release's) with the
+resources of its sources that the ClusterRole does not already grant. Exactly the kinds used.
+*/}}
+{{- define "fabric-ops.fleetDiscoveryAccess" -}}
+{{- $byNamespace := dict -}}
+{{- if include "fabric-ops.fleetDiscovery" . -}}
+{{- range $source := .Values.fleet.discovery.kubernetes -}}
+{{- $namespace := default $.Release.Namespace $source.namespace -}}
+{{- $resource := ternary "services" "pods" (eq $source.kind "Service") -}}
+{{- $resources := default (list) (get $byNamespace $namespace) -}}
+{{- if not (has $resource $resources) -}}
+{{- $_ := set $byNamespace $namespace (append $resources $resource | sortAlpha) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- $cluster := default (list) (get $byNamespace "*") -}}
+{{- $namespaces := dict -}}
+{{- range $namespace, $resources := $byNamespace -}}
+{{- if ne $namespace "*" -}}
+{{- $left := list -}}
+{{- range $resource := $resources -}}{{- if not (has $resource $cluster) -}}{{- $left = append $left $resource -}}{{- end -}}{{- end -}}
+{{- if $left -}}{{- $_ := set $namespaces $namespace $left -}}{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- toYaml (dict "cluster" $cluster "namespaces" $namespaces) -}}
+{{- end -}}
+
+{{/* The discovery Roles' (and ClusterRole's) name: the release's namespace in it, since the Roles also live in other namespaces. */}}
+{{- define "fabric-ops.fleetDiscoveryRoleName" -}}
+{{- printf "%s-%s-fleet-discovery" .Release.Namespace (include "fabric-ops.fullname" .) -}}
+{{- end -}}
+
 {{/*
 The fleet configuration file (src/fleet/config.ts reads it): the values, with each group's
 files at its mounts and the state directory on the fleet-state volume.
@@ -419,6 +486,17 @@ files at its mounts and the state directory on the fleet-state volume.
 {{- end -}}
 {{- $healthy := ternary (dict "minShare" $f.healthy.minShare) (dict "minCount" $f.healthy.minCount) (kindIs "invalid" $f.healthy.minCount) -}}
 {{- $config := dict "stateDirectory" (include "fabric-ops.fleetStateDir" .) "nodeTimeout" $f.nodeTimeout "concurrency" $f.concurrency "maxResponseBytes" $f.maxResponseBytes "pollInterval" $f.pollInterval "minRoundInterval" $f.minRoundInterval "healthy" $healthy "writers" $f.writers "groups" $groups "nodes" $f.nodes -}}
+{{- /* Only when used, so a static fleet's file (and its checksum/fleet) stays as it was. */ -}}
+{{- with include "fabric-ops.fleetStateConfigMap" . -}}
+{{- $_ := set $config "stateConfigMap" . -}}
+{{- end -}}
+{{- if $f.discovery.kubernetes -}}
+{{- $sources := list -}}
+{{- range $source := $f.discovery.kubernetes -}}
+{{- $sources = append $sources (merge (dict "namespace" (default $.Release.Namespace $source.namespace)) (deepCopy $source)) -}}
+{{- end -}}
+{{- $_ := set $config "discovery" (dict "kubernetes" $sources) -}}
+{{- end -}}
 {{- toYaml $config -}}
 {{- end -}}
 
@@ -431,8 +509,29 @@ files at its mounts and the state directory on the fleet-state volume.
 {{- if gt (int .Values.replicaCount) 1 -}}
 {{- fail (printf "fleet.enabled=true needs replicaCount=1 (it is %v): each pod would own its own TTL put-backs, so a DELETE /fleet/logspec or a GET reaching another pod would not see them" .Values.replicaCount) -}}
 {{- end -}}
-{{- if not .Values.fleet.nodes -}}
-{{- fail "fleet.enabled=true needs at least one node in fleet.nodes (name, url, group; Kubernetes discovery is not built yet)" -}}
+{{- if and (not .Values.fleet.nodes) (not .Values.fleet.discovery.kubernetes) -}}
+{{- fail "fleet.enabled=true needs nodes, but fleet.nodes and fleet.discovery.kubernetes are both empty: list nodes in fleet.nodes (name, url, group), or add a discovery source to fleet.discovery.kubernetes (kind Service or Pod, selector, port, group)" -}}
+{{- end -}}
+{{- range $i, $source := .Values.fleet.discovery.kubernetes -}}
+{{- $at := printf "fleet.discovery.kubernetes[%d]" $i -}}
+{{- if not (hasKey $.Values.fleet.groups $source.group) -}}
+{{- fail (printf "%s.group=%s is not a key of fleet.groups (groups: %s)" $at $source.group (default "none" (join ", " (keys $.Values.fleet.groups | sortAlpha)))) -}}
+{{- end -}}
+{{- if and (eq $source.kind "Pod") $source.address -}}
+{{- fail (printf "%s.address=%s is for Services: a Pod (kind Pod) is reached at its IP (status.podIP); drop address, or use kind Service" $at $source.address) -}}
+{{- end -}}
+{{- if and (eq (default "https" $source.scheme) "http") $source.tlsServerName -}}
+{{- fail (printf "%s.tlsServerName=%s needs scheme https, but scheme is http (no TLS): drop tlsServerName, or set scheme https" $at $source.tlsServerName) -}}
+{{- end -}}
+{{- end -}}
+{{- with include "fabric-ops.fleetStateConfigMap" . -}}
+{{- $chartOwn := list (include "fabric-ops.configMapName" $) (include "fabric-ops.fleetConfigMapName" $) (printf "%s-logspec" (include "fabric-ops.fullname" $) | trunc 63 | trimSuffix "-") -}}
+{{- if has . $chartOwn -}}
+{{- fail (printf "fleet.stateConfigMap.name=%s is a ConfigMap of this release (%s): the service would write its put-backs over it. Choose another name, or leave it empty (%s-fleet-state)" . (join ", " $chartOwn) (include "fabric-ops.fullname" $)) -}}
+{{- end -}}
+{{- end -}}
+{{- if and .Values.fleet.stateConfigMap.name (not (include "fabric-ops.fleetStateConfigMap" .)) -}}
+{{- fail (printf "fleet.stateConfigMap.name=%s is set but the put-back ConfigMap is off (fleet.stateConfigMap.enabled=%v%s): set fleet.stateConfigMap.enabled=true, or drop the name" .Values.fleet.stateConfigMap.name .Values.fleet.stateConfigMap.enabled (ternary ", and null means on only with fleet.discovery.kubernetes" "" (kindIs "invalid" .Values.fleet.stateConfigMap.enabled))) -}}
 {{- end -}}
 {{- $seen := dict -}}
 {{- range $i, $node := .Values.fleet.nodes -}}

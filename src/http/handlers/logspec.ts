@@ -1,3 +1,4 @@
+import { clip } from '../../text';
 import type { Request, Response } from 'express';
 import { LogSpecError, messageOf } from '../../errors';
 import { checkNormalisedLength } from '../../logging/spec';
@@ -29,10 +30,6 @@ function parseJsonBody(text: string): ParsedBody {
   } catch (err) {
     return { ok: false, problem: `request body is not valid JSON: ${clip(messageOf(err), 120)}` };
   }
-}
-
-function clip(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max)}…`;
 }
 
 /**

@@ -13,6 +13,15 @@ export function verifiedClientSubject(req: Request): string | undefined {
   return formatClientSubject(cert);
 }
 
+/** The verified client certificate's subject, issuer and SHA-256 fingerprint (fleet writers), or undefined. */
+export function verifiedClientIdentity(req: Request): { subject: string; issuer: string; fingerprint256: string } | undefined {
+  const socket = req.socket as Partial<TLSSocket>;
+  if (typeof socket.getPeerCertificate !== 'function' || socket.authorized !== true) return undefined;
+  const cert = socket.getPeerCertificate();
+  if (!cert || Object.keys(cert).length === 0) return undefined;
+  return { subject: formatClientSubject(cert), issuer: formatClientSubject({ subject: cert.issuer }), fingerprint256: cert.fingerprint256 };
+}
+
 /**
  * Paths that need a client certificate chaining to clientRootCAs when TLS is on.
  * Without TLS every path is open (README, TLS).

@@ -84,10 +84,13 @@ test('a 3 MiB condition message: /healthz and the log line carry at most 200 cha
     expect(health.body.length).toBeLessThan(1000);
     const failed = (health.json as { failed_checks: Array<{ component: string; reason: string }> }).failed_checks;
     expect(failed).toEqual([
-      { component: 'cri', reason: expect.stringMatching(/^NetworkReady is false: NetworkPluginNotReady: cni plugin not initialized: x+\.\.\.$/) },
+      {
+        component: 'cri',
+        reason: expect.stringMatching(/^NetworkReady is false: NetworkPluginNotReady: cni plugin not initialized: x+\.\.\. \(\d+ characters\)$/),
+      },
     ]);
     // The runtime's message is cut to 200 characters, as the Docker checker cuts the daemon's.
-    expect(failed[0]?.reason).toBe(`NetworkReady is false: NetworkPluginNotReady: ${hugeMessage.slice(0, 200)}...`);
+    expect(failed[0]?.reason).toBe(`NetworkReady is false: NetworkPluginNotReady: ${hugeMessage.slice(0, 200)}... (${hugeMessage.length} characters)`);
     const logged = logs.matching(/health check cri is failing/);
     expect(logged).toHaveLength(1);
     expect(logged[0]?.length).toBeLessThan(1000);
@@ -103,7 +106,9 @@ test('a long gRPC error message from the runtime is bounded too', async () => {
     const result = await cri.check(never);
     expect(result).toEqual({
       ok: false,
-      reason: expect.stringMatching(/^failed to get the CRI runtime status from unix:\/\/\S+: INTERNAL: cni plugin not initialized: x+\.\.\.$/),
+      reason: expect.stringMatching(
+        /^failed to get the CRI runtime status from unix:\/\/\S+: INTERNAL: cni plugin not initialized: x+\.\.\. \(\d+ characters\)$/,
+      ),
     });
     expect(result.ok ? 0 : result.reason.length).toBeLessThan(400);
   } finally {

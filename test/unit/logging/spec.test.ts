@@ -236,7 +236,7 @@ describe('logging specification: segments and logger lists', () => {
     const name = `${'a.'.repeat(5000)}b!`;
     // What the message quotes is cut at 100 characters (issue 18 item 14), the rest counted.
     expect(parseError(`${name}=info`).message).toBe(
-      `invalid logging specification '${name.slice(0, 100)}…' (${name.length + 5} characters): bad logger name '${name.slice(0, 100)}…' (${name.length} characters)`,
+      `invalid logging specification '${name.slice(0, 100)}'... (${name.length + 5} characters): bad logger name '${name.slice(0, 100)}'... (${name.length} characters)`,
     );
   });
 });
