@@ -268,13 +268,16 @@ export class FleetService {
    */
   whenSynced(timeoutMs: number): Promise<void> {
     if (this.directory.synced) return Promise.resolve();
-    return new Promise((resolve, reject) => {
+    // The scheduler's timers (and the watches') do not keep a process alive; a caller waiting for
+    // the fleet (the one-shot command, whose only work this is) must, until the wait ends.
+    const keepAlive = setInterval(() => undefined, 60_000);
+    return new Promise<void>((resolve, reject) => {
       const timer = this.scheduler.setTimeout(() => reject(new FleetNotReadyError(`${this.unsyncedReason()} (waited ${timeoutMs / 1000} s)`)), timeoutMs);
       void this.directory.whenSynced().then(() => {
         timer.cancel();
         resolve();
       });
-    });
+    }).finally(() => clearInterval(keepAlive));
   }
 
   private track<T>(round: Promise<T>): Promise<T> {
