@@ -409,6 +409,8 @@ export class FleetLogSpec {
       }
       final = result.result !== 'failed';
     }
+    // The attempts are told where they say something: a failure, or an end after failures.
+    if (result.result !== 'failed' && attempts === 1) delete result.attempts;
     if (!final) {
       this.schedule(entry, backoffDelay(this.options.retry ?? putBackRetry, attempts, this.options.random ?? Math.random));
     } else {

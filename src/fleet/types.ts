@@ -63,7 +63,7 @@ export interface NodeLogSpecChange {
 export interface NodePutBack {
   name: string;
   result: PutBackResult;
-  /** Calls made for this put-back so far (1 when it succeeded at once; retries after failures add to it). */
+  /** Attempts made for this put-back: on a failure, and on an end that came after failures (absent when the first attempt ended it). */
   attempts?: number;
   /** The spec put back (restored), or the spec found on the node (skipped_changed). */
   spec?: string;
