@@ -138,7 +138,9 @@ function renderStatus(body: Json): string {
       ? ((node.failed_checks as Json[] | undefined) ?? []).map((check) => `${str(check.component)}: ${str(check.reason)}`).join('; ')
       : str(node.error),
   ]);
-  return `${table(['NODE', 'GROUP', 'DIALECT', 'STATUS', 'LATENCY', 'DETAIL'], rows)}${str(body.healthy)}/${str(body.total)} healthy (${str(body.required)} required): ${str(body.status)}\n`;
+  // With discovery not yet listed, the reason says why the answer is 503 whatever the nodes say.
+  const reason = typeof body.reason === 'string' ? `${body.reason}\n` : '';
+  return `${table(['NODE', 'GROUP', 'DIALECT', 'STATUS', 'LATENCY', 'DETAIL'], rows)}${str(body.healthy)}/${str(body.total)} healthy (${str(body.required)} required): ${str(body.status)}\n${reason}`;
 }
 
 function renderVersions(body: Json): string {

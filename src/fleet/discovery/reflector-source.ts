@@ -18,7 +18,7 @@ export function reflectorWatchFactory(connection: KubernetesConnection, logger: 
         labelSelector: spec.labelSelector,
       }),
       handler: { replace: (items) => handler.replace(items), upsert: (object) => handler.upsert(object), remove: (object) => handler.remove(object) },
-      what: `fleet discovery ${spec.source}`,
+      what: spec.source,
       logger,
     });
 }
