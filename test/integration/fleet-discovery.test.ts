@@ -6,7 +6,7 @@
  * with --fleet-config, its credentials from a kubeconfig through @kubernetes/client-node (which
  * loads as ESM, so in a child process, as an operator runs it); real HTTPS nodes: three fabric-ops operations servers,
  * each reached at its Service's clusterIP (127.0.0.1) with tlsServerName checked against its
- * certificate. Only against the double: no real kube-apiserver runs here (README, "Fleet").
+ * certificate, or at a Pod's IP. Only against the double: no real kube-apiserver runs here (README, "Fleet").
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -35,7 +35,7 @@ const nodes: OperationsSystem[] = [];
 
 interface Health {
   status: string;
-  nodes: Array<{ name: string; status: string; url: string }>;
+  nodes: Array<{ name: string; status: string; url: string; dialect: string }>;
   discovery?: Array<{ source: string; synced: boolean; problem: string | null }>;
   reason?: string;
 }
@@ -110,6 +110,7 @@ beforeAll(async () => {
       'discovery:',
       '  kubernetes:',
       '    - { kind: Service, selector: app=peer, port: operations, group: org1, address: clusterIP, tlsServerName: localhost }',
+      '    - { kind: Pod, selector: app=orderer, port: operations, group: org1, dialect: orderer }',
       '',
     ].join('\n');
   await writeFile(path.join(dir, 'fleet.yaml'), fleetFile(`stateDirectory: ${path.join(dir, 'state')}`));
@@ -143,6 +144,7 @@ test('API server down at start: 503 naming the source and why; once it is up, 20
   expect(down.body.reason).toContain('discovery has not listed every source yet');
   expect(down.body.discovery).toEqual([
     { source: 'discovery.kubernetes[0] (Services app=peer in namespace fabric)', synced: false, problem: expect.stringContaining('ECONNREFUSED') as string },
+    { source: 'discovery.kubernetes[1] (Pods app=orderer in namespace fabric)', synced: false, problem: expect.stringContaining('ECONNREFUSED') as string },
   ]);
   service('peer0', 0);
   service('peer1', 1);
@@ -153,7 +155,10 @@ test('API server down at start: 503 naming the source and why; once it is up, 20
     const answer = await health();
     return answer.status === 200 ? answer : undefined;
   });
-  expect(up.body.discovery).toEqual([{ source: 'discovery.kubernetes[0] (Services app=peer in namespace fabric)', synced: true, problem: null }]);
+  expect(up.body.discovery).toEqual([
+    { source: 'discovery.kubernetes[0] (Services app=peer in namespace fabric)', synced: true, problem: null },
+    { source: 'discovery.kubernetes[1] (Pods app=orderer in namespace fabric)', synced: true, problem: null },
+  ]);
   expect(up.body.nodes.map((node) => [node.name, node.status, node.url])).toEqual([
     ['peer0.fabric', 'ok', nodes[0]!.url],
     ['peer1.fabric', 'ok', nodes[1]!.url],
@@ -199,9 +204,36 @@ test('watches dropped, history compacted (410): changes made meanwhile are still
   expect(answer.body.nodes.every((node) => node.status === 'ok')).toBe(true);
 });
 
-test('only list and watch of services in the namespace were asked of the API server', () => {
+test('Pods: reached at their IP and container port; one without an IP is not a node yet, a terminating one leaves', async () => {
+  const port = Number(new URL(nodes[2]!.url).port);
+  const pod = (name: string, status: Record<string, unknown>, metadata: Record<string, unknown> = {}) =>
+    api.setObject('pods', 'fabric', {
+      metadata: { name, labels: { app: 'orderer' }, ...metadata },
+      spec: { containers: [{ name: 'orderer', image: 'hyperledger/fabric-orderer:2.5', ports: [{ name: 'operations', containerPort: port }] }] },
+      status,
+    });
+  pod('orderer0-0', { phase: 'Running', podIP: '127.0.0.1' });
+  pod('orderer1-0', { phase: 'Pending' });
+  await waitForNodes(['orderer0-0.fabric', 'peer0.fabric', 'peer1.fabric']);
+  const entry = (await health()).body.nodes.find((node) => node.name === 'orderer0-0.fabric');
+  expect(entry).toMatchObject({ status: 'ok', url: `https://127.0.0.1:${port}`, dialect: 'orderer' });
+  pod('orderer1-0', { phase: 'Running', podIP: '127.0.0.1' });
+  await waitForNodes(['orderer0-0.fabric', 'orderer1-0.fabric', 'peer0.fabric', 'peer1.fabric']);
+  pod('orderer0-0', { phase: 'Running', podIP: '127.0.0.1' }, { deletionTimestamp: new Date().toISOString() });
+  api.deleteObject('pods', 'fabric', 'orderer1-0');
+  await waitForNodes(['peer0.fabric', 'peer1.fabric']);
+  api.deleteObject('pods', 'fabric', 'orderer0-0');
+  expect((await fleetCall('/metrics')).body).not.toContain('orderer');
+});
+
+test('only list and watch of services and pods in the namespace were asked of the API server', () => {
   const calls = new Set(api.requests.map((req) => `${req.method} ${req.path}${req.query.get('watch') === 'true' ? ' watch' : ''}`));
-  expect([...calls].sort()).toEqual(['GET /api/v1/namespaces/fabric/services', 'GET /api/v1/namespaces/fabric/services watch']);
+  expect([...calls].sort()).toEqual([
+    'GET /api/v1/namespaces/fabric/pods',
+    'GET /api/v1/namespaces/fabric/pods watch',
+    'GET /api/v1/namespaces/fabric/services',
+    'GET /api/v1/namespaces/fabric/services watch',
+  ]);
 });
 
 test('fleet status --fleet-config with discovery: lists the sources, then asks the nodes (a ConfigMap-only state is fine: read-only)', async () => {
