@@ -4,8 +4,9 @@ import { parseArgs } from 'node:util';
 import { parsePositiveDurationMs } from '../config/values';
 import { parseLabelSelector } from './selector';
 import { fleetDialects, type NodeSelector } from './types';
-import { FabricOpsError, messageOf } from '../errors';
+import { messageOf } from '../errors';
 import { readPemFileSync } from '../tls/files';
+import { FabricOpsError } from '../errors';
 
 export const fleetUsage = `Usage: fabric-ops fleet COMMAND [options]
 
