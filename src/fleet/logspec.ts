@@ -329,8 +329,11 @@ export class FleetLogSpec {
   private restoreEntry(name: string, prior: PendingPutBack | undefined): void {
     this.timers.get(name)?.cancel();
     this.timers.delete(name);
-    if (prior === undefined) this.pending.delete(name);
-    else {
+    if (prior === undefined) {
+      this.pending.delete(name);
+      this.attempts.delete(name);
+      this.absentSince.delete(name);
+    } else {
       this.pending.set(name, prior);
       this.schedule(prior);
     }
