@@ -41,7 +41,11 @@ export function fleetExtension(config: FleetConfig, options: FleetExtensionOptio
       const { connectKubernetes } = require('../kubernetes/connection') as typeof import('../kubernetes/connection');
       kubernetes = await connectKubernetes(options.env ?? process.env);
     }
-    const fleet = new FleetService(config, { logger: host.getLogger('operations.fleet'), metrics: host.metrics }, { ...options, ...(kubernetes ? { kubernetes } : {}) });
+    const fleet = new FleetService(
+      config,
+      { logger: host.getLogger('operations.fleet'), metrics: host.metrics },
+      { ...options, ...(kubernetes ? { kubernetes } : {}) },
+    );
     await fleet.start();
     options.onCreated?.(fleet);
     return { path: '/fleet', handler: fleetRouter(fleet, host.getLogger('operations.fleet')), stop: () => fleet.stop() };
