@@ -7,6 +7,7 @@ import { fleetDialects, type NodeSelector } from './types';
 import { messageOf } from '../errors';
 import type { PutBackStore } from './putback-store';
 import { readPemFileSync } from '../tls/files';
+import { FabricOpsError } from '../errors';
 
 export const fleetUsage = `Usage: fabric-ops fleet COMMAND [options]
 
@@ -40,6 +41,9 @@ result (503 unhealthy, 502 some node failed) or could not be reached; 2 for bad 
 `;
 
 class UsageError extends Error {}
+
+/** How long a one-shot run waits for every discovery source to list. */
+const oneShotSyncTimeoutMs = 30_000;
 
 interface Connection {
   url: string;
@@ -157,7 +161,9 @@ function renderStatus(body: Json): string {
       ? ((node.failed_checks as Json[] | undefined) ?? []).map((check) => `${str(check.component)}: ${str(check.reason)}`).join('; ')
       : str(node.error),
   ]);
-  return `${table(['NODE', 'GROUP', 'DIALECT', 'STATUS', 'LATENCY', 'DETAIL'], rows)}${str(body.healthy)}/${str(body.total)} healthy (${str(body.required)} required): ${str(body.status)}\n`;
+  // With discovery not yet listed, the reason says why the answer is 503 whatever the nodes say.
+  const reason = typeof body.reason === 'string' ? `${body.reason}\n` : '';
+  return `${table(['NODE', 'GROUP', 'DIALECT', 'STATUS', 'LATENCY', 'DETAIL'], rows)}${str(body.healthy)}/${str(body.total)} healthy (${str(body.required)} required): ${str(body.status)}\n${reason}`;
 }
 
 function renderVersions(body: Json): string {
@@ -258,15 +264,22 @@ async function oneShot(file: string, path: string, err: NodeJS.WritableStream): 
   } catch (error) {
     throw new UsageError(`--fleet-config: ${messageOf(error)}`);
   }
-  switch (path) {
-    case '/fleet/healthz': {
-      const report = await fleet.health();
-      return { status: report.status === 'OK' ? 200 : 503, json: report as unknown as Json };
+  try {
+    // With discovery (discovery.kubernetes): connect, and wait until every source has listed.
+    await fleet.startReadOnly();
+    await fleet.whenSynced(oneShotSyncTimeoutMs);
+    switch (path) {
+      case '/fleet/healthz': {
+        const report = await fleet.health();
+        return { status: report.status === 'OK' ? 200 : 503, json: report as unknown as Json };
+      }
+      case '/fleet/version':
+        return { status: 200, json: (await fleet.versions()) as unknown as Json };
+      default:
+        return { status: 200, json: { nodes: await fleet.readLogSpecs() } };
     }
-    case '/fleet/version':
-      return { status: 200, json: (await fleet.versions()) as unknown as Json };
-    default:
-      return { status: 200, json: { nodes: await fleet.readLogSpecs() } };
+  } finally {
+    await fleet.stop();
   }
 }
 
@@ -376,6 +389,11 @@ export async function runFleetCommand(argv: string[], env: NodeJS.ProcessEnv, ou
     if (error instanceof UsageError || (error as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS')) {
       err.write(`fabric-ops fleet: ${messageOf(error)}\nrun fabric-ops fleet --help for usage\n`);
       return 2;
+    }
+    // One-shot: no Kubernetes credentials, a discovery source that cannot list (its name and the API server's message).
+    if (error instanceof FabricOpsError) {
+      err.write(`fabric-ops fleet: ${messageOf(error)}\n`);
+      return 1;
     }
     throw error;
   }

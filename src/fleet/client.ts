@@ -1,8 +1,8 @@
 import http from 'node:http';
 import https from 'node:https';
-import type { TLSSocket, SecureContext } from 'node:tls';
-import { createSecureContext } from 'node:tls';
-import type { Scheduler } from '../time';
+import type { PeerCertificate, TLSSocket, SecureContext } from 'node:tls';
+import { checkServerIdentity, createSecureContext } from 'node:tls';
+import type { Clock, Scheduler } from '../time';
 import { minimumTlsVersion } from '../tls/material';
 import type { GroupMaterial } from './credentials';
 import type { CallFailureReason, FleetNode } from './types';
@@ -18,6 +18,8 @@ export interface NodeClientOptions {
   timeoutMs: number;
   maxResponseBytes: number;
   scheduler: Scheduler;
+  /** For latency; default the scheduler. */
+  clock?: Clock;
   /** The group's material; null for a group without TLS. */
   material(group: string): GroupMaterial | null;
   /** The notAfter (ms since epoch) of the node's certificate, seen in each handshake. */
@@ -77,8 +79,9 @@ export class NodeClient {
 
   call(node: FleetNode, method: 'GET' | 'PUT', path: string, body?: unknown): Promise<CallOutcome> {
     const { scheduler, timeoutMs, maxResponseBytes } = this.options;
-    const started = scheduler.now();
-    const elapsed = (): number => Math.max(0, scheduler.now() - started);
+    const clock = this.options.clock ?? scheduler;
+    const started = clock.now();
+    const elapsed = (): number => Math.max(0, clock.now() - started);
     return new Promise<CallOutcome>((resolve) => {
       let settled = false;
       const finish = (outcome: CallOutcome): void => {
@@ -98,7 +101,15 @@ export class NodeClient {
       try {
         if (url.protocol === 'https:') {
           const secureContext = this.secureContext(node.group);
-          req = https.request(url, { method, headers, agent: false, ...(secureContext ? { secureContext } : {}) });
+          // A node with a tlsServerName (discovery, e.g. a Service reached at its clusterIP) is verified against that name, not the URL's host.
+          const identity =
+            node.tlsServerName === undefined
+              ? {}
+              : {
+                  servername: node.tlsServerName,
+                  checkServerIdentity: (_host: string, cert: PeerCertificate) => checkServerIdentity(node.tlsServerName as string, cert),
+                };
+          req = https.request(url, { method, headers, agent: false, ...(secureContext ? { secureContext } : {}), ...identity });
         } else {
           req = http.request(url, { method, headers, agent: false });
         }

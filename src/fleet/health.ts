@@ -12,6 +12,17 @@ export interface FleetHealthReport {
   required: number;
   time: string;
   nodes: NodeHealth[];
+  /** With discovery: each source, whether it has listed, and what keeps it from the API server. */
+  discovery?: DiscoveryStatus[];
+  /** Why the answer is 503 although the rule may hold (discovery has not listed every source). */
+  reason?: string;
+}
+
+export interface DiscoveryStatus {
+  source: string;
+  synced: boolean;
+  /** The last failure of its list or watch (the API server's own message), null when none. */
+  problem: string | null;
 }
 
 /** Pure: how many healthy nodes the rule asks for, out of `total`. */
@@ -64,7 +75,7 @@ export function evaluateHealth(nodes: NodeHealth[], rule: { minShare: number } |
  * request for each of its own (an amplifier in front of the fleet).
  */
 export class Coalescer<T> {
-  private running: Promise<T> | null = null;
+  private running: { generation: number; promise: Promise<T> } | null = null;
   private last: { value: T; endedAt: number } | null = null;
   private generation = 0;
 
@@ -74,23 +85,30 @@ export class Coalescer<T> {
     private readonly clock: Clock = systemClock,
   ) {}
 
-  /** The next run starts a new round (after a write, say): the last answer no longer holds. */
+  /**
+   * The next run starts a new round (after a write, say): the last answer no longer holds, and
+   * neither does a round already running, which began before the write: a caller arriving now
+   * gets a round of its own (started at once; the earlier one ends for the callers it had).
+   */
   invalidate(): void {
     this.last = null;
     this.generation += 1;
   }
 
   run(): Promise<T> {
-    if (this.running !== null) return this.running;
-    if (this.last !== null && this.clock.now() - this.last.endedAt < this.reuseMs) return Promise.resolve(this.last.value);
     const generation = this.generation;
-    const running = this.round().then((value) => {
-      if (generation === this.generation) this.last = { value, endedAt: this.clock.now() };
-      return value;
-    });
-    this.running = running.finally(() => {
-      this.running = null;
-    });
-    return this.running;
+    if (this.running !== null && this.running.generation === generation) return this.running.promise;
+    if (this.last !== null && this.clock.now() - this.last.endedAt < this.reuseMs) return Promise.resolve(this.last.value);
+    const entry: { generation: number; promise: Promise<T> } = { generation, promise: Promise.resolve() as unknown as Promise<T> };
+    entry.promise = this.round()
+      .then((value) => {
+        if (generation === this.generation) this.last = { value, endedAt: this.clock.now() };
+        return value;
+      })
+      .finally(() => {
+        if (this.running === entry) this.running = null;
+      });
+    this.running = entry;
+    return entry.promise;
   }
 }

@@ -72,7 +72,13 @@ export function fleetExtension(config: FleetConfig, options: FleetExtensionOptio
     const fleet = new FleetService(config, { logger, metrics: host.metrics }, { ...options, store, ...(kubernetes ? { kubernetes } : {}) });
     // Listeners before start: the overdue put-backs start runs are reported too.
     options.onCreated?.(fleet);
-    await fleet.start();
+    try {
+      await fleet.start();
+    } catch (error) {
+      // Discovery may have started before the put-backs failed to load: nothing keeps running.
+      await fleet.stop().catch(() => undefined);
+      throw error;
+    }
     const limits = host.httpLimits ?? { maxBodyBytes };
     return { path: '/fleet', handler: fleetRouter(fleet, logger, { maxBodyBytes: limits.maxBodyBytes }), stop: () => fleet.stop() };
   };

@@ -16,6 +16,22 @@ export class FleetRequestError extends FabricOpsError {
   override readonly code = 'FABRIC_OPS_FLEET_REQUEST';
 }
 
+/** A write before discovery has listed every source: which nodes a selector means is not known yet. */
+export class FleetNotReadyError extends FleetRequestError {}
+
+/** The nodes the logspec work sees: the fleet's directory (NodeDirectory). */
+export interface FleetNodes {
+  nodes(): readonly FleetNode[];
+  byName(name: string): FleetNode | undefined;
+  /** Every discovery source has listed once (always, without discovery). */
+  readonly synced: boolean;
+  /** Nodes can come and go (discovery). */
+  readonly dynamic: boolean;
+  whenSynced(): Promise<void>;
+  /** For messages: the sources not synced yet, with their problems. */
+  describeUnsynced(): string;
+}
+
 export interface SetLogSpecRequest {
   spec: string;
   selector: NodeSelector;
@@ -45,7 +61,7 @@ export interface NodeLogSpec {
 }
 
 export interface LogSpecManagerOptions {
-  nodes: readonly FleetNode[];
+  nodes: FleetNodes;
   client: Pick<NodeClient, 'call'>;
   concurrency: number;
   scheduler: Scheduler;
@@ -61,6 +77,16 @@ export interface LogSpecManagerOptions {
 
 /** A node that could not be reached at put-back time is tried again: 1 s, 2 s, ... up to a minute. */
 export const putBackRetry: BackoffPolicy = { initialMs: 1000, maxMs: 60_000, factor: 2, jitter: 0.2 };
+
+/**
+ * How long a put-back waits for a node that discovery no longer lists before it is given up
+ * (result failed). A node missing from a synced fleet is usually one being replaced or
+ * rescheduled (a StatefulSet Pod keeps its name and is back within a minute or two; a rolling
+ * update of a few Pods stays within a few minutes); one missing for longer was removed or
+ * relabelled on purpose, and a put-back kept for it forever would stay in the pending list and be
+ * retried for good. A node that comes back later starts from its own configured spec anyway.
+ */
+export const putBackAbsenceLimitMs = 10 * 60_000;
 
 /** Pure: the normalised form of a spec, or null when it does not parse. */
 function normalised(spec: string): string | null {
@@ -94,21 +120,27 @@ function putOutcome(outcome: CallOutcome): { ok: true } | { ok: false; reason: N
 export class FleetLogSpec {
   private readonly pending = new Map<string, PendingPutBack>();
   private readonly timers = new Map<string, Cancellable>();
-  private readonly failures = new Map<string, number>();
+  /** Calls made for each pending put-back so far (its retries), reset when a new put-back starts. */
+  private readonly attempts = new Map<string, number>();
+  /** Since when a put-back's node has been missing from the synced fleet. */
+  private readonly absentSince = new Map<string, number>();
+  /** Put-backs due while discovery had not listed every source: they run once it has. */
+  private readonly waitingForSync = new Set<string>();
   /** The put-backs as last written to the store (JSON), so that an unchanged list is not written again. */
   private saved: string | undefined;
   private queue: Promise<unknown> = Promise.resolve();
   private stopped = false;
-  private readonly byName: Map<string, FleetNode>;
 
-  constructor(private readonly options: LogSpecManagerOptions) {
-    this.byName = new Map(options.nodes.map((node) => [node.name, node]));
-  }
+  constructor(private readonly options: LogSpecManagerOptions) {}
 
-  /** Loads the persisted put-backs and schedules them (an overdue one runs at once). */
+  /**
+   * Loads the persisted put-backs and schedules them (an overdue one runs at once, or once
+   * discovery has listed every source). With static nodes only, one for a node no longer in the
+   * configuration is dropped at once; with discovery, its node may not be listed yet.
+   */
   async start(): Promise<void> {
     for (const entry of await this.options.store.load()) {
-      if (!this.byName.has(entry.node)) {
+      if (!this.options.nodes.dynamic && this.options.nodes.byName(entry.node) === undefined) {
         this.options.logger.warn(`pending put-back for node ${entry.node}, which is no longer in the fleet configuration; dropped`, {
           node: entry.node,
           previous: entry.previous,
@@ -144,7 +176,7 @@ export class FleetLogSpec {
 
   async read(): Promise<NodeLogSpec[]> {
     const { nodes, client, concurrency } = this.options;
-    return mapBounded(nodes, concurrency, async (node) => {
+    return mapBounded(nodes.nodes(), concurrency, async (node) => {
       const found = specOf(await client.call(node, 'GET', '/logspec'));
       const due = this.pending.get(node.name)?.dueAt;
       const putBackAt = due !== undefined ? { putBackAt: new Date(due).toISOString() } : {};
@@ -160,7 +192,7 @@ export class FleetLogSpec {
       throw new FleetRequestError(`ttl: must be between 1s and ${maxTtlMs / 3_600_000}h; got ${request.ttlMs} ms`);
     }
     this.checkSelector(request.selector);
-    const targets = select(request.selector, this.options.nodes);
+    const targets = select(request.selector, this.options.nodes.nodes());
     if (targets.length === 0) throw new FleetRequestError(`selector ${JSON.stringify(request.selector)} matches no node`);
     return await this.serial(() => this.apply(spec, targets, request, actor));
   }
@@ -253,11 +285,12 @@ export class FleetLogSpec {
     this.checkSelector(selector);
     return await this.serial(async () => {
       const entries = [...this.pending.values()].filter((entry) => {
-        const node = this.byName.get(entry.node);
+        const node = this.options.nodes.byName(entry.node);
         return node !== undefined && matches(selector, node);
       });
-      const results = await mapBounded(entries, this.options.concurrency, (entry) => this.putBack(entry));
+      const results = (await mapBounded(entries, this.options.concurrency, (entry) => this.putBack(entry))).map(({ result }) => result);
       await this.persist().catch((error: unknown) => this.options.logger.error(messageOf(error)));
+      this.count(results);
       this.report('cancel', actor, results);
       return results;
     });
@@ -265,10 +298,16 @@ export class FleetLogSpec {
 
   /** A name or group the fleet does not have is a typo, not an empty match: refused, naming it. */
   private checkSelector(selector: NodeSelector): void {
-    const unknownNames = (selector.names ?? []).filter((name) => !this.byName.has(name));
+    const { nodes } = this.options;
+    if (!nodes.synced) {
+      throw new FleetNotReadyError(
+        `the fleet is not known yet: ${nodes.describeUnsynced()}; no node was touched, try again once GET /fleet/healthz shows every discovery source synced`,
+      );
+    }
+    const unknownNames = (selector.names ?? []).filter((name) => nodes.byName(name) === undefined);
     if (unknownNames.length > 0)
       throw new FleetRequestError(`selector.names: no node named ${unknownNames.map((name) => JSON.stringify(name)).join(', ')} in the fleet`);
-    const groups = new Set(this.options.nodes.map((node) => node.group));
+    const groups = new Set(nodes.nodes().map((node) => node.group));
     const unknownGroups = (selector.groups ?? []).filter((group) => !groups.has(group));
     if (unknownGroups.length > 0)
       throw new FleetRequestError(`selector.groups: no group ${unknownGroups.map((group) => JSON.stringify(group)).join(', ')} in the fleet`);
@@ -282,15 +321,19 @@ export class FleetLogSpec {
       return { ...existing, specs: [...existing.specs.filter((s) => s !== spec), spec], dueAt, actor };
     }
     // A new put-back starts its retries afresh.
-    this.failures.delete(name);
+    this.attempts.delete(name);
+    this.absentSince.delete(name);
     return { node: name, previous: current, specs: [spec], dueAt, actor };
   }
 
   private restoreEntry(name: string, prior: PendingPutBack | undefined): void {
     this.timers.get(name)?.cancel();
     this.timers.delete(name);
-    if (prior === undefined) this.pending.delete(name);
-    else {
+    if (prior === undefined) {
+      this.pending.delete(name);
+      this.attempts.delete(name);
+      this.absentSince.delete(name);
+    } else {
       this.pending.set(name, prior);
       this.schedule(prior);
     }
@@ -304,46 +347,98 @@ export class FleetLogSpec {
       entry.node,
       this.options.scheduler.setTimeout(() => {
         this.timers.delete(entry.node);
+        if (!this.options.nodes.synced) {
+          this.whenSynced(entry);
+          return;
+        }
         void this.serial(async () => {
           if (this.pending.get(entry.node) !== entry) return;
-          const result = await this.putBack(entry);
+          const { result, final } = await this.putBack(entry);
           await this.persist().catch((error: unknown) => this.options.logger.error(messageOf(error)));
-          this.report('ttl', `ttl of ${entry.actor}`, [result]);
+          this.count([result]);
+          // Reported when it starts failing and when it ends (with the attempts), not at every retry.
+          if (final || result.attempts === 1) this.report('ttl', `ttl of ${entry.actor}`, [result]);
         });
       }, delay),
     );
   }
 
-  /** Puts one node back if it still has one of our specs. Unreachable: kept and retried with backoff. */
-  private async putBack(entry: PendingPutBack): Promise<NodePutBack> {
-    const node = this.byName.get(entry.node) as FleetNode;
-    const found = specOf(await this.options.client.call(node, 'GET', '/logspec'));
+  /** A put-back due before the fleet is known waits for it: a node is gone only when a synced fleet lacks it. */
+  private whenSynced(entry: PendingPutBack): void {
+    if (this.waitingForSync.has(entry.node)) return;
+    this.waitingForSync.add(entry.node);
+    void this.options.nodes.whenSynced().then(() => {
+      this.waitingForSync.delete(entry.node);
+      if (this.pending.get(entry.node) === entry) this.schedule(entry, 0);
+    });
+  }
+
+  /**
+   * Puts one node back if it still has one of our specs. Unreachable, or missing from the fleet:
+   * kept and retried with backoff; missing for putBackAbsenceLimitMs: given up (failed, final).
+   */
+  private async putBack(entry: PendingPutBack): Promise<{ result: NodePutBack; final: boolean }> {
+    const { scheduler } = this.options;
+    const attempts = (this.attempts.get(entry.node) ?? 0) + 1;
+    this.attempts.set(entry.node, attempts);
+    const node = this.options.nodes.byName(entry.node);
     let result: NodePutBack;
-    if (!('spec' in found)) {
-      result = { name: node.name, result: 'failed', error: `reading the current spec: ${found.error}` };
-    } else if (!entry.specs.includes(normalised(found.spec) ?? found.spec)) {
-      result = { name: node.name, result: 'skipped_changed', spec: found.spec };
+    let final: boolean;
+    if (node === undefined) {
+      const since = this.absentSince.get(entry.node) ?? scheduler.now();
+      this.absentSince.set(entry.node, since);
+      const minutes = Math.round(putBackAbsenceLimitMs / 60_000);
+      final = scheduler.now() - since >= putBackAbsenceLimitMs;
+      result = {
+        name: entry.node,
+        result: 'failed',
+        attempts,
+        error: final
+          ? `node ${entry.node} has not been in the fleet for ${minutes} minutes (discovery no longer lists it): its put-back to '${entry.previous}' is given up`
+          : `node ${entry.node} is not in the fleet now (discovery does not list it); tried again for up to ${minutes} minutes`,
+      };
     } else {
-      const outcome = putOutcome(await this.options.client.call(node, 'PUT', '/logspec', { spec: entry.previous }));
-      result = outcome.ok ? { name: node.name, result: 'restored', spec: entry.previous } : { name: node.name, result: 'failed', error: outcome.error };
+      this.absentSince.delete(entry.node);
+      const found = specOf(await this.options.client.call(node, 'GET', '/logspec'));
+      if (!('spec' in found)) {
+        result = { name: node.name, result: 'failed', attempts, error: `reading the current spec: ${found.error}` };
+      } else if (!entry.specs.includes(normalised(found.spec) ?? found.spec)) {
+        result = { name: node.name, result: 'skipped_changed', attempts, spec: found.spec };
+      } else {
+        const outcome = putOutcome(await this.options.client.call(node, 'PUT', '/logspec', { spec: entry.previous }));
+        result = outcome.ok
+          ? { name: node.name, result: 'restored', attempts, spec: entry.previous }
+          : { name: node.name, result: 'failed', attempts, error: outcome.error };
+      }
+      final = result.result !== 'failed';
     }
-    if (result.result === 'failed') {
-      const failures = (this.failures.get(node.name) ?? 0) + 1;
-      this.failures.set(node.name, failures);
-      this.schedule(entry, backoffDelay(this.options.retry ?? putBackRetry, failures, this.options.random ?? Math.random));
+    // The attempts are told where they say something: a failure, or an end after failures.
+    if (result.result !== 'failed' && attempts === 1) delete result.attempts;
+    if (!final) {
+      this.schedule(entry, backoffDelay(this.options.retry ?? putBackRetry, attempts, this.options.random ?? Math.random));
     } else {
-      this.failures.delete(node.name);
-      this.timers.get(node.name)?.cancel();
-      this.timers.delete(node.name);
-      this.pending.delete(node.name);
+      this.attempts.delete(entry.node);
+      this.absentSince.delete(entry.node);
+      this.timers.get(entry.node)?.cancel();
+      this.timers.delete(entry.node);
+      this.pending.delete(entry.node);
     }
-    return result;
+    return { result, final };
+  }
+
+  /** Every attempt's result is counted (the put-back alert watches failures go on increasing while a node stays unreachable). */
+  private count(nodes: readonly NodePutBack[]): void {
+    for (const node of nodes) this.options.putBacks.with({ result: node.result }).add(1);
   }
 
   private report(trigger: 'ttl' | 'cancel', actor: string, nodes: NodePutBack[]): void {
-    for (const node of nodes) this.options.putBacks.with({ result: node.result }).add(1);
     if (nodes.length === 0) return;
-    const summary = nodes.map((node) => `${node.name}=${node.result}`).join(', ');
+    const summary = nodes
+      .map(
+        (node) =>
+          `${node.name}=${node.result}${(node.attempts ?? 1) > 1 ? ` after ${node.attempts} attempts` : ''}${node.result === 'failed' && node.error ? ` (${node.error}${this.pending.has(node.name) ? '; tried again with backoff' : ''})` : ''}`,
+      )
+      .join(', ');
     const log = nodes.some((node) => node.result !== 'restored')
       ? this.options.logger.warn.bind(this.options.logger)
       : this.options.logger.info.bind(this.options.logger);

@@ -16,10 +16,10 @@ export class FleetMetrics {
   private readonly certificateExpiry: Gauge;
   private readonly versionOf = new Map<string, { version: string; commit: string }>();
 
-  constructor(provider: MetricsProvider, nodes: readonly FleetNode[]) {
+  constructor(provider: MetricsProvider) {
     const gauge = (name: string, help: string, labelNames: string[] = []): Gauge =>
       provider.newGauge({ namespace: 'fleet', name, help, labelNames, statsdFormat: ['%{#fqname}', ...labelNames.map((label) => `%{${label}}`)].join('.') });
-    this.known = gauge('nodes_known', 'Nodes in the fleet configuration.');
+    this.known = gauge('nodes_known', 'Nodes in the fleet now: configured and discovered.');
     this.up = gauge('nodes_up', 'Nodes whose /healthz gave an HTTP answer in the last round.');
     this.healthy = gauge('nodes_healthy', 'Nodes whose /healthz answered 200 in the last round.');
     this.nodeUp = gauge('node_up', '1 when the node gave an HTTP answer in the last health round.', ['node', 'group']);
@@ -44,14 +44,30 @@ export class FleetMetrics {
       labelNames: ['result'],
       statsdFormat: '%{#fqname}.%{result}',
     });
-    this.known.set(nodes.length);
   }
 
-  recordHealth(report: FleetHealthReport): void {
+  /** The fleet's size now (at start and whenever a node joins or leaves). */
+  setKnown(count: number): void {
+    this.known.set(count);
+  }
+
+  /** A node that left (or moved to another group): its series go, so no dashboard shows it as up or down any more. */
+  forget(node: FleetNode): void {
+    this.nodeUp.remove?.({ node: node.name, group: node.group });
+    this.nodeHealthy.remove?.({ node: node.name, group: node.group });
+    this.certificateExpiry.remove?.({ node: node.name });
+    const version = this.versionOf.get(node.name);
+    if (version !== undefined) this.versionInfo.remove?.({ node: node.name, ...version });
+    this.versionOf.delete(node.name);
+  }
+
+  /** `current`: whether the node is still in the fleet (a round that began before it left does not bring its series back). */
+  recordHealth(report: FleetHealthReport, current: (node: { name: string; group: string }) => boolean = () => true): void {
     let up = 0;
     for (const node of report.nodes) {
       const answered = node.status === 'ok' || node.status === 'failing';
       if (answered) up += 1;
+      if (!current(node)) continue;
       this.nodeUp.with({ node: node.name, group: node.group }).set(answered ? 1 : 0);
       this.nodeHealthy.with({ node: node.name, group: node.group }).set(node.status === 'ok' ? 1 : 0);
     }
@@ -59,13 +75,16 @@ export class FleetMetrics {
     this.healthy.set(report.healthy);
   }
 
-  recordVersions(report: FleetVersionReport): void {
+  recordVersions(report: FleetVersionReport, current: (name: string) => boolean = () => true): void {
     for (const group of report.versions) {
       for (const name of group.nodes) {
+        if (!current(name)) continue;
         const previous = this.versionOf.get(name);
         if (previous !== undefined && (previous.version !== group.version || previous.commit !== group.commit)) {
-          // A node that changed version: its old series goes to 0 (the provider API cannot remove one).
-          this.versionInfo.with({ node: name, ...previous }).set(0);
+          // A node that changed version: its old series goes (to 0 where the provider cannot remove one).
+          const old = this.versionInfo.with({ node: name, ...previous });
+          if (this.versionInfo.remove !== undefined) this.versionInfo.remove({ node: name, ...previous });
+          else old.set(0);
         }
         this.versionOf.set(name, { version: group.version, commit: group.commit });
         this.versionInfo.with({ node: name, version: group.version, commit: group.commit }).set(1);

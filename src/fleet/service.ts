@@ -1,12 +1,14 @@
 import type { NormalisedConfig } from '../config/types';
 import type { Logger } from '../logging/types';
-import { realScheduler, type Cancellable, type Scheduler } from '../time';
+import { monotonicClock, realScheduler, type Cancellable, type Clock, type Scheduler } from '../time';
 import type { MetricsProvider } from '../metrics/types';
 import { NodeClient } from './client';
 import type { FleetConfig } from './config';
 import { fingerprintFiles, readGroupMaterial, type GroupMaterial } from './credentials';
-import { Coalescer, evaluateHealth, nodeHealth, type FleetHealthReport } from './health';
-import { FleetLogSpec, type NodeLogSpec, type SetLogSpecAnswer, type SetLogSpecRequest } from './logspec';
+import { Coalescer, evaluateHealth, nodeHealth, type DiscoveryStatus, type FleetHealthReport } from './health';
+import { FleetLogSpec, FleetNotReadyError, type FleetNodes, type NodeLogSpec, type SetLogSpecAnswer, type SetLogSpecRequest } from './logspec';
+import { NodeDirectory, type DirectoryChange } from './directory';
+import { KubernetesDiscovery, sourceName, type SourceWatchFactory } from './discovery/kubernetes';
 import { FleetMetrics } from './metrics';
 import { mapBounded } from './pool';
 import { FilePutBackStore, type PendingPutBack, type PutBackStore } from './putback-store';
@@ -32,9 +34,15 @@ export interface FleetEnvironment {
 
 export interface FleetServiceOptions {
   scheduler?: Scheduler;
+  /** For durations (node latency, the credential check interval); default: the scheduler when one is given, else a monotonic clock. */
+  clock?: Clock;
+  /** Each discovery source's list+watch; default: a Reflector of src/kubernetes over `kubernetes` (tests give doubles). */
+  watchSource?: SourceWatchFactory;
   random?: () => number;
   /** Where pending put-backs are kept; default: the file under `stateDirectory`. */
   store?: PutBackStore;
+  /** Credentials for a connection made at start when discovery needs one and `kubernetes` is not given; default process.env. */
+  env?: NodeJS.ProcessEnv;
   /** The Kubernetes API (fleetExtension connects when the configuration needs it: discovery, stateConfigMap). */
   kubernetes?: KubernetesConnection;
 }
@@ -53,23 +61,40 @@ export function fleetServerProblems(config: NormalisedConfig): string[] {
   return [];
 }
 
+/** Group credentials are checked for a change (a stat of each file) at most this often, not at every node call. */
+const credentialCheckIntervalMs = 1000;
+
+/**
+ * The file store under stateDirectory. Without one (only stateConfigMap, and no store given), a
+ * store that refuses at start(): a read-only use (startReadOnly, the one-shot command) needs none.
+ */
 function fileStore(config: FleetConfig): PutBackStore {
-  if (config.stateDirectory === null) throw new ConfigError([`${config.source}: stateDirectory: needed unless a put-back store is given (stateConfigMap)`]);
-  return new FilePutBackStore(config.stateDirectory);
+  if (config.stateDirectory !== null) return new FilePutBackStore(config.stateDirectory);
+  const missing = (): ConfigError => new ConfigError([`${config.source}: stateDirectory: needed unless a put-back store is given (stateConfigMap)`]);
+  return { where: 'nowhere', load: () => Promise.reject(missing()), save: () => Promise.reject(missing()) };
 }
 
 /**
- * The fleet: nodes from the configuration, health and version rounds (bounded, coalesced), log
- * levels with put-backs, metrics and events. Reaches the operations system only through FleetHost.
+ * The fleet: nodes from the configuration and from discovery (the directory), health and version
+ * rounds (bounded, coalesced), log levels with put-backs, metrics and events. Reaches the
+ * operations system only through FleetHost.
  */
 export class FleetService {
   readonly config: FleetConfig;
   readonly logSpec: FleetLogSpec;
+  /** The nodes now: static and discovered. */
+  readonly directory: NodeDirectory;
+  private discovery: KubernetesDiscovery | null = null;
+  private readonly options: FleetServiceOptions;
   private readonly logger: Logger;
   private readonly client: NodeClient;
   private readonly metrics: FleetMetrics;
   private readonly scheduler: Scheduler;
-  private readonly materials = new Map<string, { fingerprint: string; material: GroupMaterial }>();
+  private readonly clock: Clock;
+  private readonly materials = new Map<string, { fingerprint: string; material: GroupMaterial; checkedAt: number }>();
+  /** Rounds in flight, awaited by stop(). */
+  private readonly rounds = new Set<Promise<unknown>>();
+  private stopped = false;
   private readonly listeners = new Set<FleetEventListener>();
   private readonly healthRound: Coalescer<FleetHealthReport>;
   private readonly versionRound: Coalescer<FleetVersionReport>;
@@ -83,24 +108,40 @@ export class FleetService {
     this.config = config;
     this.logger = environment.logger;
     this.scheduler = options.scheduler ?? realScheduler;
+    // Latency is a duration: a step of the wall clock must not make it negative or huge.
+    this.clock = options.clock ?? (options.scheduler !== undefined ? options.scheduler : monotonicClock);
     // Every group's files are read now: a start with unreadable credentials fails, naming them.
     for (const [name, group] of Object.entries(config.groups)) {
-      if (group.tls) this.materials.set(name, { fingerprint: fingerprintFiles(group.tls), material: readGroupMaterial(name, group.tls) });
+      if (group.tls)
+        this.materials.set(name, { fingerprint: fingerprintFiles(group.tls), material: readGroupMaterial(name, group.tls), checkedAt: this.clock.now() });
     }
-    this.metrics = new FleetMetrics(environment.metrics, config.nodes);
+    this.options = options;
+    const names = config.discovery.kubernetes.map((source, index) => sourceName(source, index, options.kubernetes?.namespace ?? null));
+    this.directory = new NodeDirectory(config.nodes, names, ({ source, node, heldBy }) =>
+      this.logger.warn(`fleet discovery: ${source} found node ${node.name} (${node.url}), a name ${heldBy} already holds; it is skipped`, {
+        source,
+        node: node.name,
+      }),
+    );
+    this.metrics = new FleetMetrics(environment.metrics);
+    this.metrics.setKnown(this.directory.nodes().length);
+    this.directory.onChange((changes) => this.membershipChanged(changes));
     this.client = new NodeClient({
       timeoutMs: config.nodeTimeoutMs,
       maxResponseBytes: config.maxResponseBytes,
       scheduler: this.scheduler,
+      clock: this.clock,
       material: (group) => this.material(group),
-      onPeerCertificate: (node, notAfter) => this.metrics.recordCertificate(node, notAfter),
+      onPeerCertificate: (node, notAfter) => {
+        if (this.isCurrent(node)) this.metrics.recordCertificate(node, notAfter);
+      },
     });
-    this.healthRound = new Coalescer(() => this.checkHealth(), config.minRoundIntervalMs, this.scheduler);
-    this.versionRound = new Coalescer(() => this.readVersions(), config.minRoundIntervalMs, this.scheduler);
+    this.healthRound = new Coalescer(() => this.track(this.checkHealth()), config.minRoundIntervalMs, this.scheduler);
+    this.versionRound = new Coalescer(() => this.track(this.readVersions()), config.minRoundIntervalMs, this.scheduler);
     // Reads of every node's spec are shared and reused like health rounds; any write or put-back invalidates them.
-    this.logSpecRound = new Coalescer(() => this.logSpec.read(), config.minRoundIntervalMs, this.scheduler);
+    this.logSpecRound = new Coalescer(() => this.track(this.logSpec.read()), config.minRoundIntervalMs, this.scheduler);
     this.logSpec = new FleetLogSpec({
-      nodes: config.nodes,
+      nodes: this.fleetNodes(),
       client: this.client,
       concurrency: config.concurrency,
       scheduler: this.scheduler,
@@ -113,8 +154,147 @@ export class FleetService {
     });
   }
 
-  /** Loads pending put-backs (throws ConfigError on an unusable state file) and starts the background round. */
+  /** The directory as the logspec work sees it, with the discovery problems for its messages. */
+  private fleetNodes(): FleetNodes {
+    const directory = this.directory;
+    return {
+      nodes: () => directory.nodes(),
+      byName: (name) => directory.byName(name),
+      get synced() {
+        return directory.synced;
+      },
+      get dynamic() {
+        return directory.dynamic;
+      },
+      whenSynced: () => directory.whenSynced(),
+      describeUnsynced: () => this.unsyncedReason(),
+    };
+  }
+
+  /** One info line per node that joins or leaves; a node that left takes its metric series with it. */
+  private membershipChanged(changes: readonly DirectoryChange[]): void {
+    for (const change of changes) {
+      const { node, source } = change;
+      if (change.type === 'joined') {
+        this.logger.info(`fleet node ${node.name} joined (${node.url}, group ${node.group}) from ${source}`, {
+          node: node.name,
+          url: node.url,
+          group: node.group,
+          source,
+        });
+      } else if (change.type === 'left') {
+        this.logger.info(`fleet node ${node.name} left (${node.url}, group ${node.group}) from ${source}`, {
+          node: node.name,
+          url: node.url,
+          group: node.group,
+          source,
+        });
+        this.metrics.forget(node);
+        this.lastCost.delete(node.name);
+      } else {
+        this.logger.debug(`fleet node ${node.name} changed (${change.previous.url} -> ${node.url}, group ${node.group})`, {
+          node: node.name,
+          url: node.url,
+          group: node.group,
+        });
+        // Its series are labelled with its group: those of the old group go; the next round makes the new ones.
+        if (change.previous.group !== node.group) this.metrics.forget(change.previous);
+      }
+    }
+    this.metrics.setKnown(this.directory.nodes().length);
+    // A cached answer describes another fleet.
+    this.healthRound.invalidate();
+    this.versionRound.invalidate();
+    this.logSpecRound.invalidate();
+  }
+
+  /** Each discovery source: listed yet, and its last problem. Empty without discovery. */
+  discoveryStatus(): DiscoveryStatus[] {
+    return this.discovery?.status() ?? this.directory.status().map((status) => ({ ...status, problem: 'not started' }));
+  }
+
+  /**
+   * Starts each source's list+watch: over `options.kubernetes`, else a connection made now
+   * (credentials as kubectl finds them; throws KubernetesSetupError when there are none).
+   */
+  private async startDiscovery(): Promise<void> {
+    const sources = this.config.discovery.kubernetes;
+    if (sources.length === 0 || this.discovery !== null) return;
+    const { options } = this;
+    let factory = options.watchSource;
+    let kubernetes = options.kubernetes;
+    if (factory === undefined) {
+      if (kubernetes === undefined) {
+        // eslint-disable-next-line @typescript-eslint/no-require-imports -- client-node only with discovery (start time)
+        const { connectKubernetes } = require('../kubernetes/connection') as typeof import('../kubernetes/connection');
+        kubernetes = await connectKubernetes(options.env ?? process.env);
+      }
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- the watch code only with discovery (start time)
+      const { reflectorWatchFactory } = require('./discovery/reflector-source') as {
+        reflectorWatchFactory: (connection: KubernetesConnection, logger: Logger) => SourceWatchFactory;
+      };
+      factory = reflectorWatchFactory(kubernetes, this.logger);
+    }
+    this.discovery = new KubernetesDiscovery(
+      sources,
+      this.directory.sources,
+      kubernetes?.namespace ?? 'default',
+      this.directory,
+      this.logger,
+      factory,
+      new Set(this.config.nodes.map((node) => node.name)),
+    );
+    this.discovery.start();
+  }
+
+  /**
+   * For a one-shot read (the `fleet` command with --fleet-config): discovery only, no put-backs
+   * (they belong to the running server), no background round.
+   */
+  async startReadOnly(): Promise<void> {
+    await this.startDiscovery();
+  }
+
+  private unsyncedReason(): string {
+    const waiting = this.discoveryStatus().filter((status) => !status.synced);
+    return `discovery has not listed every source yet, so the fleet is not known: ${waiting
+      .map((status) => `${status.source}: ${status.problem ?? 'listing'}`)
+      .join('; ')}`;
+  }
+
+  /**
+   * Resolves once every discovery source has listed; rejects after `timeoutMs`, naming each source
+   * not listed yet and its problem (the one-shot command).
+   */
+  whenSynced(timeoutMs: number): Promise<void> {
+    if (this.directory.synced) return Promise.resolve();
+    // The scheduler's timers (and the watches') do not keep a process alive; a caller waiting for
+    // the fleet (the one-shot command, whose only work this is) must, until the wait ends.
+    const keepAlive = setInterval(() => undefined, 60_000);
+    return new Promise<void>((resolve, reject) => {
+      const timer = this.scheduler.setTimeout(() => reject(new FleetNotReadyError(`${this.unsyncedReason()} (waited ${timeoutMs / 1000} s)`)), timeoutMs);
+      void this.directory.whenSynced().then(() => {
+        timer.cancel();
+        resolve();
+      });
+    }).finally(() => clearInterval(keepAlive));
+  }
+
+  private track<T>(round: Promise<T>): Promise<T> {
+    this.rounds.add(round);
+    const forget = (): void => {
+      this.rounds.delete(round);
+    };
+    round.then(forget, forget);
+    return round;
+  }
+
+  /**
+   * Starts discovery (when configured), loads pending put-backs (throws ConfigError on an unusable
+   * state file; those due wait for discovery to list every source) and starts the background round.
+   */
   async start(): Promise<void> {
+    await this.startDiscovery();
     await this.logSpec.start();
     if (this.config.pollIntervalMs > 0) {
       const round = (): void => {
@@ -124,40 +304,77 @@ export class FleetService {
       round();
       this.poll = this.scheduler.setInterval(round, this.config.pollIntervalMs);
     }
-    this.logger.info(`fleet of ${this.config.nodes.length} nodes from ${this.config.source}`, {
-      nodes: this.config.nodes.length,
-      groups: Object.keys(this.config.groups),
-      writers: this.config.writers.length,
-    });
+    const sources = this.config.discovery.kubernetes.length;
+    this.logger.info(
+      `fleet of ${this.config.nodes.length} configured nodes${sources > 0 ? ` and ${sources} discovery sources` : ''} from ${this.config.source}`,
+      {
+        nodes: this.config.nodes.length,
+        discoverySources: sources,
+        groups: Object.keys(this.config.groups),
+        writers: this.config.writers.length,
+      },
+    );
   }
 
+  /**
+   * Stops the background round, discovery and the put-back timers, and waits for the rounds in
+   * flight: they start no new node call, and each call ends within nodeTimeout, so the wait is
+   * bounded by it (plus a margin for the answers to be read).
+   */
   async stop(): Promise<void> {
+    this.stopped = true;
     this.poll?.cancel();
     this.logSpec.stop();
+    await this.discovery?.stop();
+    if (this.rounds.size > 0) {
+      let timer: Cancellable | undefined;
+      const bound = new Promise<void>((resolve) => {
+        timer = this.scheduler.setTimeout(resolve, this.config.nodeTimeoutMs + 100);
+      });
+      await Promise.race([Promise.allSettled([...this.rounds]), bound]);
+      timer?.cancel();
+    }
     await this.logSpec.idle();
   }
 
-  /** A group's current material: re-read when its files changed; the old material stays if the new cannot be used. */
+  /**
+   * A group's current material: re-read when its files changed; the old material stays if the new
+   * cannot be used. The files are looked at (stat) at most once a second per group, not at every
+   * node call: a round of 500 nodes made 1,500 stat calls.
+   */
   private material(group: string): GroupMaterial | null {
     const files = this.config.groups[group]?.tls;
     if (!files) return null;
     const known = this.materials.get(group);
+    const now = this.clock.now();
+    if (known !== undefined && now - known.checkedAt < credentialCheckIntervalMs) return known.material;
     const fingerprint = fingerprintFiles(files);
-    if (known !== undefined && known.fingerprint === fingerprint) return known.material;
+    if (known !== undefined && known.fingerprint === fingerprint) {
+      known.checkedAt = now;
+      return known.material;
+    }
     try {
       const material = readGroupMaterial(group, files);
-      this.materials.set(group, { fingerprint, material });
+      this.materials.set(group, { fingerprint, material, checkedAt: now });
       if (known !== undefined) this.logger.info(`fleet group ${group}: client credentials reloaded`);
       return material;
     } catch (error) {
       this.logger.warn(`fleet group ${group}: changed credentials not used, keeping the previous ones: ${messageOf(error)}`);
-      if (known !== undefined) this.materials.set(group, { fingerprint, material: known.material });
+      if (known !== undefined) this.materials.set(group, { fingerprint, material: known.material, checkedAt: now });
       return known?.material ?? null;
     }
   }
 
-  health(): Promise<FleetHealthReport> {
-    return this.healthRound.run();
+  /**
+   * The fleet's health. With discovery, the answer carries each source's status, and until every
+   * source has listed it is 503 whatever the nodes say (which nodes the rule counts is not known).
+   */
+  async health(): Promise<FleetHealthReport> {
+    const report = await this.healthRound.run();
+    if (!this.directory.dynamic) return report;
+    const discovery = this.discoveryStatus();
+    if (this.directory.synced) return { ...report, discovery };
+    return { ...report, status: 'Service Unavailable', discovery, reason: this.unsyncedReason() };
   }
 
   versions(): Promise<FleetVersionReport> {
@@ -211,16 +428,21 @@ export class FleetService {
    * come back in configuration order.
    */
   private async everyNode<R>(work: (node: FleetNode) => Promise<{ result: R; latencyMs: number }>): Promise<R[]> {
-    const order = this.config.nodes.map((node, index) => ({ node, index }));
+    const order = this.directory.nodes().map((node, index) => ({ node, index }));
     order.sort((a, b) => (this.lastCost.get(b.node.name) ?? 0) - (this.lastCost.get(a.node.name) ?? 0));
-    const results = new Array<R>(order.length);
+    const results = new Array<R | undefined>(order.length);
     await mapBounded(order, this.config.concurrency, async ({ node, index }) => {
+      // After stop(), the round asks no more nodes: it ends with the calls already made.
+      if (this.stopped) return;
       const { result, latencyMs } = await work(node);
-      this.lastCost.set(node.name, latencyMs);
+      if (this.directory.byName(node.name) === node) this.lastCost.set(node.name, latencyMs);
       results[index] = result;
     });
-    return results;
+    return results.filter((result): result is R => result !== undefined);
   }
+
+  /** Is this node (by name and group) still in the fleet? A round's late answer must not bring back a departed node's series. */
+  private isCurrent = (node: { name: string; group: string }): boolean => this.directory.byName(node.name)?.group === node.group;
 
   private async checkHealth(): Promise<FleetHealthReport> {
     const nodes = await this.everyNode(async (node) => {
@@ -228,7 +450,7 @@ export class FleetService {
       return { result: nodeHealth(node, outcome), latencyMs: outcome.latencyMs };
     });
     const report = evaluateHealth(nodes, this.config.healthy, this.scheduler.now());
-    this.metrics.recordHealth(report);
+    if (!this.stopped) this.metrics.recordHealth(report, this.isCurrent);
     return report;
   }
 
@@ -238,7 +460,7 @@ export class FleetService {
       return { result: { node, outcome }, latencyMs: outcome.latencyMs };
     });
     const report = groupVersions(answers);
-    this.metrics.recordVersions(report);
+    if (!this.stopped) this.metrics.recordVersions(report, (name) => this.directory.byName(name) !== undefined);
     return report;
   }
 }

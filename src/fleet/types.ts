@@ -11,6 +11,12 @@ export interface FleetNode {
   readonly dialect: FleetDialect;
   readonly labels: Readonly<Record<string, string>>;
   readonly group: string;
+  /**
+   * The name the node's server certificate must carry (SNI and the identity check); absent: the
+   * URL's host. Discovery sets it from the source's tlsServerName (a Service reached at its
+   * clusterIP, whose certificate names its DNS name).
+   */
+  readonly tlsServerName?: string;
 }
 
 /** Every given field must match; an empty selector selects every node. */
@@ -57,6 +63,8 @@ export interface NodeLogSpecChange {
 export interface NodePutBack {
   name: string;
   result: PutBackResult;
+  /** Attempts made for this put-back: on a failure, and on an end that came after failures (absent when the first attempt ended it). */
+  attempts?: number;
   /** The spec put back (restored), or the spec found on the node (skipped_changed). */
   spec?: string;
   error?: string;

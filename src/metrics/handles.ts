@@ -17,6 +17,8 @@ export interface CounterSeries {
 export interface GaugeSeries {
   add(delta: number): void;
   set(value: number): void;
+  /** Stop exporting this series (Gauge.remove); absent where there is nothing to stop (disabled). */
+  remove?(): void;
 }
 
 export interface HistogramSeries {
@@ -83,6 +85,15 @@ export class MetricCore<S> {
     }
     return series;
   }
+
+  /** Gauge.remove: the provider drops the series, and so does the cache (a later set makes it anew). */
+  remove(labels: BoundLabels): void {
+    const series = this.seriesFor(labels, 'remove') as { remove?(): void };
+    series.remove?.();
+    let key = '';
+    for (const name of this.definition.labelNames) key += (labels[name] as string) + labelKeySeparator;
+    this.series.delete(key);
+  }
 }
 
 function checkFinite(core: MetricCore<unknown>, operation: string, value: number): void {
@@ -132,6 +143,10 @@ export class GaugeHandle extends Handle<GaugeSeries> implements Gauge {
   set(value: number): void {
     checkFinite(this.core, 'set', value);
     this.resolve('set').set(value);
+  }
+
+  remove(labels: LabelValues): void {
+    (this.core as MetricCore<unknown>).remove(this.core.bind(this.labels, labels));
   }
 }
 

@@ -31,6 +31,11 @@ export interface Gauge {
   with(labels: LabelValues): Gauge;
   add(delta: number): void;
   set(value: number): void;
+  /**
+   * Drops the series of these label values (with those already bound, every labelName): it is no
+   * longer exported (a fleet node that left). Optional, so that a Gauge written elsewhere still fits.
+   */
+  remove?(labels: LabelValues): void;
 }
 
 export interface Histogram {

@@ -222,8 +222,8 @@ describe('fleet health and versions', () => {
     const entry = (down.json as { nodes: Array<{ name: string; status: string; error: string }> }).nodes.find((node) => node.name === 'v3-peer0.org1');
     expect(entry).toMatchObject({ status: 'unreachable', error: expect.stringContaining('ECONNREFUSED') as unknown });
     await fabric30.up();
-    const up = await fleetCall('/fleet/healthz');
-    expect(up.status).toBe(200);
+    // The group's files are looked at once a second at most: the new CA is in use within that.
+    await waitFor('the fleet to use the new CA files', async () => (await fleetCall('/fleet/healthz')).status === 200, 5000);
   });
 
   test('version skew between Fabric 2.5.12, Fabric 3.0.0 and fabric-ops nodes is flagged, grouped', async () => {

@@ -218,7 +218,8 @@ describe('Kubernetes integration (fake API server, kubeconfig)', () => {
   it('the calls the API server received are exactly the node integration entries of the table the chart derives its Role from (src/kubernetes/access.ts)', () => {
     const table = kubernetesApiAccess
       .filter((access) => access.feature === 'events' || access.feature === 'logspecConfigMap')
-      .flatMap((access) => access.verbs.map((verb) => `${access.apiGroup}/${access.resource}/${verb}`)).sort();
+      .flatMap((access) => access.verbs.map((verb) => `${access.apiGroup}/${access.resource}/${verb}`))
+      .sort();
     const received = [...new Set(api.requests.map(rbacOf))].sort();
     expect(received).toEqual(table);
   });

@@ -79,6 +79,7 @@ export class PrometheusProvider implements MetricsProvider {
         new MetricCore<GaugeSeries>(definition, (labels: BoundLabels) => ({
           add: (delta) => gauge.inc(labels, delta),
           set: (value) => gauge.set(labels, value),
+          remove: () => gauge.remove(labels),
         })),
       );
     });

@@ -119,6 +119,11 @@ export class StatsdAggregator {
     return getOrAdd(this.gauges, this.prefix + bucket, () => new GaugeCell());
   }
 
+  /** Forgets a gauge: it is not sent at the next flushes (Gauge.remove). */
+  removeGauge(bucket: string): void {
+    this.gauges.delete(this.prefix + bucket);
+  }
+
   timing(bucket: string): TimingCell {
     return getOrAdd(this.timings, this.prefix + bucket, () => new TimingCell(this.capacity, this.random));
   }

@@ -22,7 +22,14 @@ export class StatsdProvider implements MetricsProvider {
   newGauge(options: MetricOptions): Gauge {
     const definition = defineMetric('gauge', options);
     return this.table.getOrCreate(definition, () =>
-      gaugeHandle(new MetricCore<GaugeSeries>(definition, (labels) => this.aggregator.gauge(definition.statsdName.format(labels)))),
+      gaugeHandle(
+        new MetricCore<GaugeSeries>(definition, (labels) => {
+          const bucket = definition.statsdName.format(labels);
+          const cell = this.aggregator.gauge(bucket);
+          // A removed gauge is no longer resent at every flush (the aggregator resends every level it holds).
+          return { add: (delta) => cell.add(delta), set: (value) => cell.set(value), remove: () => this.aggregator.removeGauge(bucket) };
+        }),
+      ),
     );
   }
 

@@ -60,4 +60,23 @@ describe('health rounds: coalescing and the reuse window', () => {
     expect(await third).toBe(3);
     expect(rounds).toBe(3);
   });
+
+  test('a caller arriving after invalidate() while a round runs gets a round that started after it, not the running one', async () => {
+    const finishers: Array<(value: number) => void> = [];
+    const coalescer = new Coalescer(() => new Promise<number>((resolve) => finishers.push(resolve)), 60_000);
+    const before = coalescer.run();
+    // A write lands while the round runs: what that round read may predate it.
+    coalescer.invalidate();
+    const after = coalescer.run();
+    const alsoAfter = coalescer.run();
+    expect(finishers).toHaveLength(2);
+    finishers[0]!(1);
+    finishers[1]!(2);
+    expect(await before).toBe(1);
+    expect(await after).toBe(2);
+    expect(await alsoAfter).toBe(2);
+    // The round started after the write is the one reused.
+    expect(await coalescer.run()).toBe(2);
+    expect(finishers).toHaveLength(2);
+  });
 });

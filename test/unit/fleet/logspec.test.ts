@@ -3,9 +3,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { CallOutcome } from '../../../src/fleet/client';
 import { FleetLogSpec } from '../../../src/fleet/logspec';
+import { NodeDirectory } from '../../../src/fleet/directory';
 import { FilePutBackStore, PutBackPersistError } from '../../../src/fleet/putback-store';
 import type { FleetEvent, FleetNode } from '../../../src/fleet/types';
 import { DisabledProvider } from '../../../src/metrics/disabled/provider';
+import type { Counter } from '../../../src/metrics/types';
 import { CaptureLoggers } from '../../support/capture-logger';
 import { FakeScheduler } from '../metrics/fake-scheduler';
 
@@ -20,7 +22,7 @@ class NodeDouble {
   calls: string[] = [];
 }
 
-function setup(names: string[]) {
+function setup(names: string[], directory?: NodeDirectory) {
   const scheduler = new FakeScheduler();
   const doubles = new Map(names.map((name) => [name, new NodeDouble()]));
   const nodes: FleetNode[] = names.map((name) => ({ name, url: `https://${name}:1`, dialect: 'peer', group: 'g', labels: {} }));
@@ -40,16 +42,18 @@ function setup(names: string[]) {
   const logger = loggers.getLogger('operations.fleet');
   const lines = loggers.entries;
   const provider = new DisabledProvider();
-  const make = () =>
+  const counted: string[] = [];
+  const countingPutBacks = { with: (labels: { result?: string }) => ({ add: () => void counted.push(labels.result ?? '') }) } as unknown as Counter;
+  const make = (override?: NodeDirectory) =>
     new FleetLogSpec({
-      nodes,
+      nodes: override ?? directory ?? new NodeDirectory(nodes),
       client,
       concurrency: 4,
       scheduler,
       store: new FilePutBackStore(dir),
       logger,
       changes: provider.newCounter({ name: 'c', help: 'c', labelNames: ['result'] }),
-      putBacks: provider.newCounter({ name: 'p', help: 'p', labelNames: ['result'] }),
+      putBacks: countingPutBacks,
       emit: (event) => events.push(event),
       random: () => 0.5,
     });
@@ -61,7 +65,7 @@ function setup(names: string[]) {
     for (let i = 0; i < 20; i += 1) await Promise.resolve();
     await which.idle();
   };
-  return { scheduler, doubles, manager, make, dir, events, lines, settle };
+  return { scheduler, doubles, manager, make, dir, events, lines, settle, nodes, counted };
 }
 
 describe('fleet logspec with an injected scheduler', () => {
@@ -97,8 +101,12 @@ describe('fleet logspec with an injected scheduler', () => {
     await settle();
     expect(doubles.get('a')!.spec).toBe('info');
     expect(manager.pendingPutBacks()).toEqual([]);
-    const results = events.filter((event) => event.type === 'fleet.logspec.putback').map((event) => event.nodes[0]?.result);
-    expect(results).toEqual(['failed', 'failed', 'failed', 'restored']);
+    // Reported when it starts failing and when it ends, with the attempts: not at every retry.
+    const results = events.filter((event) => event.type === 'fleet.logspec.putback').map((event) => [event.nodes[0]?.result, event.nodes[0]?.attempts]);
+    expect(results).toEqual([
+      ['failed', 1],
+      ['restored', 4],
+    ]);
   });
 
   test('a write without TTL makes the spec permanent: the earlier put-back is dropped', async () => {
@@ -166,5 +174,59 @@ describe('fleet logspec with an injected scheduler', () => {
     await expect(manager.set({ spec: 'debug', selector: { groups: ['org9'] } }, 'op')).rejects.toThrow('selector.groups: no group "org9" in the fleet');
     await expect(manager.set({ spec: 'debug', selector: { labels: { role: 'none' } } }, 'op')).rejects.toThrow('matches no node');
     expect(doubles.get('a')!.calls).toEqual([]);
+  });
+
+  test('a put-back whose node discovery no longer lists is retried, then given up after 10 minutes: reported once at each end', async () => {
+    const node: FleetNode = { name: 'a.fabric', url: 'https://a:1', dialect: 'peer', group: 'g', labels: {} };
+    const directory = new NodeDirectory([], ['pods']);
+    directory.replaceSource('pods', [node]);
+    const { scheduler, manager, settle, events, lines, counted } = setup(['a.fabric'], directory);
+    await manager.set({ spec: 'debug', selector: {}, ttlMs: 10_000 }, 'op');
+    directory.remove('pods', 'a.fabric');
+    scheduler.advance(10_000);
+    await settle();
+    for (let elapsed = 0; elapsed < 11 * 60_000; elapsed += 5_000) {
+      scheduler.advance(5_000);
+      await settle();
+    }
+    expect(manager.pendingPutBacks()).toEqual([]);
+    const reported = events.filter((event) => event.type === 'fleet.logspec.putback').map((event) => event.nodes[0]!);
+    expect(reported).toHaveLength(2);
+    expect(reported[0]).toMatchObject({ result: 'failed', attempts: 1, error: expect.stringContaining('is not in the fleet now') as string });
+    expect(reported[1]).toMatchObject({
+      name: 'a.fabric',
+      result: 'failed',
+      error: "node a.fabric has not been in the fleet for 10 minutes (discovery no longer lists it): its put-back to 'info' is given up",
+    });
+    expect(reported[1]!.attempts).toBeGreaterThan(5);
+    expect(lines.filter((line) => line.fields?.audit === 'fleet.logspec.putback')).toHaveLength(2);
+    // Every attempt is counted (the put-back alert watches the failures increase), none after the end.
+    expect(counted.filter((result) => result === 'failed')).toHaveLength(reported[1]!.attempts!);
+  });
+
+  test('a put-back due before discovery has listed waits; a node back within the limit is put back', async () => {
+    const node: FleetNode = { name: 'a.fabric', url: 'https://a:1', dialect: 'peer', group: 'g', labels: {} };
+    const directory = new NodeDirectory([], ['pods']);
+    directory.replaceSource('pods', [node]);
+    const { scheduler, manager, settle, doubles, make } = setup(['a.fabric'], directory);
+    await manager.set({ spec: 'debug', selector: {}, ttlMs: 10_000 }, 'op');
+    manager.stop();
+    // A restart: a new directory, not listed yet.
+    const fresh = new NodeDirectory([], ['pods']);
+    const next = make(fresh);
+    await next.start();
+    scheduler.advance(60_000);
+    await settle(next);
+    expect(doubles.get('a.fabric')!.spec).toBe('debug');
+    fresh.replaceSource('pods', []);
+    await settle(next);
+    scheduler.advance(60_000);
+    await settle(next);
+    expect(next.pendingPutBacks()).toHaveLength(1);
+    fresh.upsert('pods', node);
+    scheduler.advance(60_000);
+    await settle(next);
+    expect(doubles.get('a.fabric')!.spec).toBe('info');
+    expect(next.pendingPutBacks()).toEqual([]);
   });
 });

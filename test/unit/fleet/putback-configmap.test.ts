@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { CallOutcome } from '../../../src/fleet/client';
+import { NodeDirectory } from '../../../src/fleet/directory';
 import { FleetLogSpec } from '../../../src/fleet/logspec';
 import {
   ConfigMapPutBackStore,
@@ -367,7 +368,7 @@ describe('the write-ahead with the ConfigMap store', () => {
     const provider = new DisabledProvider();
     const make = () =>
       new FleetLogSpec({
-        nodes,
+        nodes: new NodeDirectory(nodes),
         client,
         concurrency: 4,
         scheduler: new FakeScheduler(),
