@@ -5,7 +5,6 @@ import { parsePositiveDurationMs } from '../config/values';
 import { parseLabelSelector } from './selector';
 import { fleetDialects, type NodeSelector } from './types';
 import { messageOf } from '../errors';
-import type { PutBackStore } from './putback-store';
 import { readPemFileSync } from '../tls/files';
 import { FabricOpsError } from '../errors';
 
@@ -229,13 +228,6 @@ function selectorFrom(values: Record<string, unknown>): NodeSelector {
   return selector;
 }
 
-/** A one-shot run reads nodes only: it neither loads nor writes put-backs (the running server owns them, wherever they are kept). */
-const noPutBacks: PutBackStore = {
-  where: 'nowhere (a one-shot run keeps no put-backs)',
-  load: () => Promise.resolve([]),
-  save: () => Promise.reject(new Error('a one-shot run writes no put-backs')),
-};
-
 /**
  * The read-only commands without a server: a FleetService of this process asks the nodes and
  * answers what the endpoint would. Loaded here only (zod, the node client).
@@ -256,11 +248,7 @@ async function oneShot(file: string, path: string, err: NodeJS.WritableStream): 
   const logging = new LoggingSystem({ spec: 'warning', stream: err });
   let fleet;
   try {
-    fleet = new FleetService(
-      { ...config, minRoundIntervalMs: 0 },
-      { logger: logging.getLogger('fleet'), metrics: new DisabledProvider() },
-      { store: noPutBacks },
-    );
+    fleet = new FleetService({ ...config, minRoundIntervalMs: 0 }, { logger: logging.getLogger('fleet'), metrics: new DisabledProvider() });
   } catch (error) {
     throw new UsageError(`--fleet-config: ${messageOf(error)}`);
   }
