@@ -4,7 +4,7 @@ import { readBodyOrAnswer } from '../http/body-answer';
 import { sendError } from '../http/errors';
 import { verifiedClientIdentity } from '../http/middleware/client-auth';
 import type { ClientIdentity } from './writers';
-import { FleetRequestError } from './logspec';
+import { FleetNotReadyError, FleetRequestError } from './logspec';
 import { PutBackPersistError } from './putback-store';
 import { parseRestoreRequest, parseSetRequest } from './request';
 import type { FleetService } from './service';
@@ -72,6 +72,17 @@ export function fleetRouter(
     get: async (_req, res) => send(res, 200, await fleet.versions()),
   });
 
+  /** A write the domain refused before touching any node: 400 (the request), 503 (discovery not listed yet), 500 (put-backs not persisted). */
+  const answerWriteError = (res: Response, error: unknown): void => {
+    if (res.headersSent) return;
+    if (error instanceof LogSpecError || error instanceof FleetRequestError) sendError(res, 400, error.message);
+    else if (error instanceof FleetNotReadyError) {
+      res.setHeader('Retry-After', '1');
+      sendError(res, 503, error.message);
+    } else if (error instanceof PutBackPersistError) sendError(res, 500, `${error.message}; no node was changed`);
+    else throw error;
+  };
+
   route('/logspec', {
     get: async (_req, res) => send(res, 200, { nodes: await fleet.readLogSpecs() }),
     put: async (req, res) => {
@@ -86,10 +97,7 @@ export function fleetRouter(
         const answer = await fleet.setLogSpec(parsed.value, res.locals.subject as string);
         send(res, answer.complete ? 200 : 502, answer);
       } catch (error) {
-        if (res.headersSent) return;
-        if (error instanceof LogSpecError || error instanceof FleetRequestError) sendError(res, 400, error.message);
-        else if (error instanceof PutBackPersistError) sendError(res, 500, `${error.message}; no node was changed`);
-        else throw error;
+        answerWriteError(res, error);
       }
     },
     delete: async (req, res) => {
@@ -100,8 +108,12 @@ export function fleetRouter(
         sendError(res, 400, parsed.problem);
         return;
       }
-      const nodes = await fleet.restoreLogSpecs(parsed.value, res.locals.subject as string);
-      send(res, nodes.every((node) => node.result !== 'failed') ? 200 : 502, { nodes });
+      try {
+        const nodes = await fleet.restoreLogSpecs(parsed.value, res.locals.subject as string);
+        send(res, nodes.every((node) => node.result !== 'failed') ? 200 : 502, { nodes });
+      } catch (error) {
+        answerWriteError(res, error);
+      }
     },
   });
 

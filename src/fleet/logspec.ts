@@ -16,8 +16,10 @@ export class FleetRequestError extends FabricOpsError {
   override readonly code = 'FABRIC_OPS_FLEET_REQUEST';
 }
 
-/** A write before discovery has listed every source: which nodes a selector means is not known yet. */
-export class FleetNotReadyError extends FleetRequestError {}
+/** A write before discovery has listed every source: which nodes a selector means is not known yet (503, try again). */
+export class FleetNotReadyError extends FabricOpsError {
+  override readonly code = 'FABRIC_OPS_FLEET_NOT_READY';
+}
 
 /** The nodes the logspec work sees: the fleet's directory (NodeDirectory). */
 export interface FleetNodes {

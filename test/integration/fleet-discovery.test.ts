@@ -106,6 +106,7 @@ beforeAll(async () => {
       'nodeTimeout: 1s',
       'pollInterval: 0s',
       'minRoundInterval: 0s',
+      "writers: ['O=fabric-ops tests,CN=operator']",
       "groups: { org1: { tls: { caFiles: ['ca.pem'] } } }",
       'discovery:',
       '  kubernetes:',
@@ -146,6 +147,17 @@ test('API server down at start: 503 naming the source and why; once it is up, 20
     { source: 'discovery.kubernetes[0] (Services app=peer in namespace fabric)', synced: false, problem: expect.stringContaining('ECONNREFUSED') as string },
     { source: 'discovery.kubernetes[1] (Pods app=orderer in namespace fabric)', synced: false, problem: expect.stringContaining('ECONNREFUSED') as string },
   ]);
+  // A write now cannot know which nodes its selector means: 503, try again, no node touched.
+  const early = await request(`${fleetUrl}/fleet/logspec`, {
+    method: 'PUT',
+    ca: pki.serverCA.certPem,
+    client: pki.client,
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ spec: 'debug', selector: {} }),
+  });
+  expect(early.status).toBe(503);
+  expect(early.headers['retry-after']).toBe('1');
+  expect((early.json as { error: string }).error).toContain('the fleet is not known yet: discovery has not listed');
   service('peer0', 0);
   service('peer1', 1);
   // Not selected: another label.

@@ -44,7 +44,11 @@ afterAll(async () => {
 });
 
 /** A fleet server trusting both client CAs, with these writers, over the one node. */
-async function withFleet(writers: unknown[], run: (call: (client: KeyPair) => Promise<HttpAnswer>) => Promise<void>): Promise<void> {
+async function withFleet(
+  writers: unknown[],
+  run: (call: (client: KeyPair) => Promise<HttpAnswer>) => Promise<void>,
+  more: (fleetUrl: string) => Promise<void> = async () => undefined,
+): Promise<void> {
   const config = fleetConfigFrom(
     {
       stateDirectory: stateDir,
@@ -71,6 +75,7 @@ async function withFleet(writers: unknown[], run: (call: (client: KeyPair) => Pr
         body: JSON.stringify({ spec: 'gossip=debug:info', selector: {} }),
       }),
     );
+    await more(fleet.url);
   } finally {
     await fleet.stop();
     node.setLogSpec('info');
@@ -100,6 +105,26 @@ test('a writer pinned to its issuer: the same subject from another trusted CA ge
     expect((await put(pki.client)).status).toBe(200);
     expect(await nodeSpec()).toBe('gossip=debug:info');
   });
+});
+
+test('a DELETE whose selector names no node of the fleet is 400 naming it, as a PUT is', async () => {
+  await withFleet(
+    [operatorSubject],
+    async () => undefined,
+    async (fleetUrl) => {
+      const body = JSON.stringify({ selector: { names: ['nope'] } });
+      const answer = await request(`${fleetUrl}/fleet/logspec`, {
+        method: 'DELETE',
+        ca: pki.serverCA.certPem,
+        client: pki.client,
+        // Node's client frames a DELETE body only with an explicit length.
+        headers: { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(body)) },
+        body,
+      });
+      expect(answer.status).toBe(400);
+      expect((answer.json as { error: string }).error).toBe('selector.names: no node named "nope" in the fleet');
+    },
+  );
 });
 
 test('a writer pinned to its certificate: another certificate with the same subject from the same CA gets 403', async () => {
