@@ -5,15 +5,15 @@ import type { AddressInfo } from 'node:net';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fleetConfigFrom, type FleetConfig } from '../../../src/fleet/config';
-import type { ObjectHandler, SourceWatch, SourceWatchFactory, WatchSpec } from '../../../src/fleet/discovery/kubernetes';
-import { FleetNotReadyError } from '../../../src/fleet/logspec';
-import type { PendingPutBack, PutBackStore } from '../../../src/fleet/putback-store';
-import { FleetService } from '../../../src/fleet/service';
-import { PrometheusProvider } from '../../../src/metrics/prometheus/provider';
-import { CaptureLoggers } from '../../support/capture-logger';
-import { createTestPki, type TestPki } from '../../support/pki';
-import { FakeScheduler } from '../metrics/fake-scheduler';
+import { fleetConfigFrom, type FleetConfig } from '../../src/fleet/config';
+import type { ObjectHandler, SourceWatch, SourceWatchFactory, WatchSpec } from '../../src/fleet/discovery/kubernetes';
+import { FleetNotReadyError } from '../../src/fleet/logspec';
+import type { PendingPutBack, PutBackStore } from '../../src/fleet/putback-store';
+import { FleetService } from '../../src/fleet/service';
+import { PrometheusProvider } from '../../src/metrics/prometheus/provider';
+import { CaptureLoggers } from '../support/capture-logger';
+import { createTestPki, type TestPki } from '../support/pki';
+import { FakeScheduler } from '../unit/metrics/fake-scheduler';
 
 /**
  * FleetService with discovery, the list+watch of each source a double of src/kubernetes'
