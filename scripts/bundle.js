@@ -13,8 +13,7 @@ const EXTERNAL = [
   '@grpc/grpc-js',
   '@grpc/proto-loader',
   'hot-shots',
-  // Only with provider prometheus / a YAML file.
-  'prom-client',
+  // Only with a YAML file.
   'yaml',
   // Only in fleet mode (its configuration schema, requests and put-back state).
   'zod',
@@ -37,6 +36,49 @@ const absentPlugin = {
   },
 };
 
+// What express loads at `require('express')` for features the command never uses: body-parser
+// (express.json() and friends: fabric-ops reads bodies itself, src/http/body.ts), with raw-body and
+// iconv-lite's code-page tables (a third of the bundle), and qs (the 'extended' query parser; the
+// command keeps express 5's default, 'simple'). In the bundle each is a stand-in whose functions
+// load the real package from node_modules on their first call, so nothing changes for code that
+// does use them, and the command neither parses nor evaluates them at start (issue 20).
+const DEFERRED = {
+  'body-parser': { from: /[\\/]express[\\/]lib[\\/]express\.js$/, functions: ['json', 'raw', 'text', 'urlencoded'] },
+  qs: { from: /[\\/]express[\\/]lib[\\/]utils\.js$/, functions: ['parse', 'stringify'] },
+};
+const deferredPlugin = {
+  name: 'deferred-express-dependencies',
+  setup(build) {
+    const filter = new RegExp(`^(${Object.keys(DEFERRED).join('|')})$`);
+    build.onResolve({ filter }, (args) => {
+      const deferred = DEFERRED[args.path];
+      // The stand-in's own require() of the real package: left to Node, at call time.
+      if (args.namespace === 'deferred') return { path: args.path, external: true };
+      if (!deferred.from.test(args.importer)) {
+        throw new Error(`${args.path} is imported by ${args.importer}: scripts/bundle.js defers it only for express (DEFERRED)`);
+      }
+      return { path: args.path, namespace: 'deferred' };
+    });
+    build.onLoad({ filter: /.*/, namespace: 'deferred' }, (args) => ({
+      contents: DEFERRED[args.path].functions
+        .map((name) => `exports.${name} = function ${name}() { return require(${JSON.stringify(args.path)}).${name}.apply(this, arguments); };`)
+        .join('\n'),
+      loader: 'js',
+    }));
+  },
+};
+
+// esbuild escapes non-ASCII characters in strings but not in regular expressions or the comments
+// it keeps; one such character makes V8 hold the whole source as a two-byte string (twice the
+// memory for the life of the process). Escaped as \uXXXX, which means the same in a regular
+// expression, a string and an identifier, and nothing in a comment.
+function asciiOnly(file) {
+  const text = fs.readFileSync(file, 'utf8');
+  // eslint-disable-next-line no-control-regex
+  const escaped = text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  if (escaped !== text) fs.writeFileSync(file, escaped);
+}
+
 // @kubernetes/client-node (ESM only, about 30 MB installed, most of it generated models) is
 // bundled on its own into dist/kubernetes-client.mjs, which the command imports only when the
 // Kubernetes integration is configured: the image then needs none of it in node_modules.
@@ -47,6 +89,37 @@ const kubernetesClientPlugin = {
     build.onResolve({ filter: /^@kubernetes\/client-node$/ }, () => ({ path: `./${kubernetesClientFile}`, external: true }));
   },
 };
+
+// prom-client (with its @opentelemetry/api, tdigest and bintrees) is bundled on its own into
+// dist/prom-client.js, which the command requires only with provider prometheus: one file read
+// instead of some seventy resolved and read from node_modules at that start (issue 20), and
+// nothing of it for statsd or disabled.
+const promClientFile = 'prom-client.js';
+const promClientPlugin = {
+  name: 'prom-client-chunk',
+  setup(build) {
+    build.onResolve({ filter: /^prom-client$/ }, () => ({ path: `./${promClientFile}`, external: true }));
+  },
+};
+
+async function bundlePromClient() {
+  return require('esbuild').build({
+    stdin: { contents: "module.exports = require('prom-client');", resolveDir: root, loader: 'js', sourcefile: 'prom-client-entry.js' },
+    outfile: path.join(root, 'dist', promClientFile),
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node22',
+    minifyWhitespace: true,
+    minifySyntax: true,
+    sourcemap: true,
+    sourcesContent: true,
+    metafile: true,
+    preserveSymlinks: true,
+    legalComments: 'linked',
+    logLevel: 'warning',
+  });
+}
 
 async function bundleKubernetesClient() {
   return require('esbuild').build({
@@ -80,7 +153,7 @@ async function main() {
     format: 'cjs',
     target: 'node22',
     external: EXTERNAL,
-    plugins: [absentPlugin, kubernetesClientPlugin],
+    plugins: [absentPlugin, deferredPlugin, promClientPlugin, kubernetesClientPlugin],
     sourcemap: true,
     // The map names the sources relative to dist/ (../src/..., ../node_modules/... for bundled
     // packages) and carries their text, so it works where the package has no node_modules copy.
@@ -88,19 +161,26 @@ async function main() {
     metafile: true,
     // Paths as seen from this checkout (node_modules may be a symlink to a shared copy).
     preserveSymlinks: true,
+    // Whitespace and syntax minified, identifiers not (stack traces and class names read as in
+    // the sources; the map leads back to them): a third less for V8 to read and keep at every start.
+    minifyWhitespace: true,
+    minifySyntax: true,
     legalComments: 'linked',
     logLevel: 'warning',
   });
   const kubernetes = await bundleKubernetesClient();
+  const promClient = await bundlePromClient();
+  asciiOnly(path.join(root, 'dist', promClientFile));
   const metafile = {
-    inputs: { ...result.metafile.inputs, ...kubernetes.metafile.inputs },
-    outputs: { ...result.metafile.outputs, ...kubernetes.metafile.outputs },
+    inputs: { ...result.metafile.inputs, ...kubernetes.metafile.inputs, ...promClient.metafile.inputs },
+    outputs: { ...result.metafile.outputs, ...kubernetes.metafile.outputs, ...promClient.metafile.outputs },
   };
   fs.writeFileSync(path.join(root, 'dist', 'cli.meta.json'), JSON.stringify(metafile));
+  asciiOnly(outfile);
   fs.chmodSync(outfile, 0o755);
 }
 
-module.exports = { EXTERNAL };
+module.exports = { EXTERNAL, DEFERRED };
 if (require.main === module) {
   main().catch((error) => {
     console.error(error);
