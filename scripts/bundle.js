@@ -68,6 +68,72 @@ const deferredPlugin = {
   },
 };
 
+// `debug` (express's, the router's, finalhandler's and send's debug logs): loading it reads the
+// terminal and environment (supports-color, tty), about 5 ms of every start. Without DEBUG at start
+// the real package's loggers are all off, so the stand-in gives loggers that do nothing without
+// loading it; with DEBUG set it is the real package (bundled, evaluated only then).
+const debugPlugin = {
+  name: 'debug-when-asked',
+  setup(build) {
+    build.onResolve({ filter: /^debug$/ }, (args) => {
+      if (args.namespace === 'debug-when-asked') return undefined; // the stand-in's own require: the real package
+      return { path: 'debug', namespace: 'debug-when-asked' };
+    });
+    build.onLoad({ filter: /.*/, namespace: 'debug-when-asked' }, () => ({
+      contents: [
+        "if (process.env.DEBUG) module.exports = require('debug');",
+        'else',
+        '  module.exports = function createDebug(namespace) {',
+        '    function debug() {}',
+        '    debug.namespace = namespace;',
+        '    debug.enabled = false;',
+        "    debug.extend = (name, delimiter) => createDebug(namespace + (delimiter === undefined ? ':' : delimiter) + name);",
+        '    return debug;',
+        '  };',
+      ].join('\n'),
+      resolveDir: root,
+      loader: 'js',
+    }));
+  },
+};
+
+// mime-types fills its extension -> type maps at load (every type in mime-db scored, about 5 ms of
+// every start). The command's answers only need `contentType()` of full types, which reads mime-db
+// directly; the maps are for `lookup()` and `extension()` (express's res.type('json'),
+// res.sendFile). In the bundle they are filled on first use instead. The text replaced is checked:
+// a mime-types that no longer has it fails the build rather than being bundled unchanged unnoticed.
+const mimeMapsAtLoad = `exports.extensions = Object.create(null)
+exports.lookup = lookup
+exports.types = Object.create(null)
+exports._extensionConflicts = []
+
+// Populate the extensions/types maps
+populateMaps(exports.extensions, exports.types)`;
+const mimeMapsOnFirstUse = `var lazyMaps = null
+function maps () {
+  if (lazyMaps === null) {
+    lazyMaps = { extensions: Object.create(null), types: Object.create(null) }
+    populateMaps(lazyMaps.extensions, lazyMaps.types)
+  }
+  return lazyMaps
+}
+Object.defineProperty(exports, 'extensions', { enumerable: true, get: function () { return maps().extensions } })
+exports.lookup = lookup
+Object.defineProperty(exports, 'types', { enumerable: true, get: function () { return maps().types } })
+exports._extensionConflicts = []`;
+const mimeMapsPlugin = {
+  name: 'mime-types-maps-on-first-use',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]node_modules[\\/]mime-types[\\/]index\.js$/ }, (args) => {
+      const text = fs.readFileSync(args.path, 'utf8');
+      if (!text.includes(mimeMapsAtLoad)) {
+        throw new Error(`${args.path}: not the mime-types source scripts/bundle.js expects (mimeMapsAtLoad); check and update the plugin`);
+      }
+      return { contents: text.replace(mimeMapsAtLoad, mimeMapsOnFirstUse), loader: 'js' };
+    });
+  },
+};
+
 // esbuild escapes non-ASCII characters in strings but not in regular expressions or the comments
 // it keeps; one such character makes V8 hold the whole source as a two-byte string (twice the
 // memory for the life of the process). Escaped as \uXXXX, which means the same in a regular
@@ -153,7 +219,7 @@ async function main() {
     format: 'cjs',
     target: 'node22',
     external: EXTERNAL,
-    plugins: [absentPlugin, deferredPlugin, promClientPlugin, kubernetesClientPlugin],
+    plugins: [absentPlugin, deferredPlugin, debugPlugin, mimeMapsPlugin, promClientPlugin, kubernetesClientPlugin],
     sourcemap: true,
     // The map names the sources relative to dist/ (../src/..., ../node_modules/... for bundled
     // packages) and carries their text, so it works where the package has no node_modules copy.
