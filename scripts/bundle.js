@@ -170,7 +170,7 @@ const promClientPlugin = {
 
 async function bundlePromClient() {
   return require('esbuild').build({
-    stdin: { contents: "module.exports = require('prom-client');", resolveDir: root, loader: 'js', sourcefile: 'prom-client-entry.js' },
+    entryPoints: [path.join(root, 'node_modules', 'prom-client', 'index.js')],
     outfile: path.join(root, 'dist', promClientFile),
     bundle: true,
     platform: 'node',
