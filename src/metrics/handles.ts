@@ -1,8 +1,9 @@
 /**
  * The Counter / Gauge / Histogram objects handed to callers, shared by every provider:
- * label binding (`with`), label and value checks, and a per-metric cache of series so
- * that a hot `with(labels).add(1)` costs one map lookup. A provider only supplies the
- * series for a complete set of label values.
+ * label binding (`with`), label and value checks, and, for providers whose series cost
+ * something to make (statsd's), a per-metric cache of series so that a hot
+ * `with(labels).add(1)` costs one map lookup. A provider only supplies the series for a
+ * complete set of label values.
  */
 import { MetricLabelsError, MetricValueError } from '../errors';
 import type { MetricDefinition } from './definition';
