@@ -13,8 +13,7 @@ const EXTERNAL = [
   '@grpc/grpc-js',
   '@grpc/proto-loader',
   'hot-shots',
-  // Only with provider prometheus / a YAML file.
-  'prom-client',
+  // Only with a YAML file.
   'yaml',
   // Only in fleet mode (its configuration schema, requests and put-back state).
   'zod',
@@ -37,6 +36,115 @@ const absentPlugin = {
   },
 };
 
+// What express loads at `require('express')` for features the command never uses: body-parser
+// (express.json() and friends: fabric-ops reads bodies itself, src/http/body.ts), with raw-body and
+// iconv-lite's code-page tables (a third of the bundle), and qs (the 'extended' query parser; the
+// command keeps express 5's default, 'simple'). In the bundle each is a stand-in whose functions
+// load the real package from node_modules on their first call, so nothing changes for code that
+// does use them, and the command neither parses nor evaluates them at start (issue 20).
+const DEFERRED = {
+  'body-parser': { from: /[\\/]express[\\/]lib[\\/]express\.js$/, functions: ['json', 'raw', 'text', 'urlencoded'] },
+  qs: { from: /[\\/]express[\\/]lib[\\/]utils\.js$/, functions: ['parse', 'stringify'] },
+};
+const deferredPlugin = {
+  name: 'deferred-express-dependencies',
+  setup(build) {
+    const filter = new RegExp(`^(${Object.keys(DEFERRED).join('|')})$`);
+    build.onResolve({ filter }, (args) => {
+      const deferred = DEFERRED[args.path];
+      // The stand-in's own require() of the real package: left to Node, at call time.
+      if (args.namespace === 'deferred') return { path: args.path, external: true };
+      if (!deferred.from.test(args.importer)) {
+        throw new Error(`${args.path} is imported by ${args.importer}: scripts/bundle.js defers it only for express (DEFERRED)`);
+      }
+      return { path: args.path, namespace: 'deferred' };
+    });
+    build.onLoad({ filter: /.*/, namespace: 'deferred' }, (args) => ({
+      contents: DEFERRED[args.path].functions
+        .map((name) => `exports.${name} = function ${name}() { return require(${JSON.stringify(args.path)}).${name}.apply(this, arguments); };`)
+        .join('\n'),
+      loader: 'js',
+    }));
+  },
+};
+
+// `debug` (express's, the router's, finalhandler's and send's debug logs): loading it reads the
+// terminal and environment (supports-color, tty), about 5 ms of every start. Without DEBUG at start
+// the real package's loggers are all off, so the stand-in gives loggers that do nothing without
+// loading it; with DEBUG set it is the real package (bundled, evaluated only then).
+const debugPlugin = {
+  name: 'debug-when-asked',
+  setup(build) {
+    build.onResolve({ filter: /^debug$/ }, (args) => {
+      if (args.namespace === 'debug-when-asked') return undefined; // the stand-in's own require: the real package
+      return { path: 'debug', namespace: 'debug-when-asked' };
+    });
+    build.onLoad({ filter: /.*/, namespace: 'debug-when-asked' }, () => ({
+      contents: [
+        "if (process.env.DEBUG) module.exports = require('debug');",
+        'else',
+        '  module.exports = function createDebug(namespace) {',
+        '    function debug() {}',
+        '    debug.namespace = namespace;',
+        '    debug.enabled = false;',
+        "    debug.extend = (name, delimiter) => createDebug(namespace + (delimiter === undefined ? ':' : delimiter) + name);",
+        '    return debug;',
+        '  };',
+      ].join('\n'),
+      resolveDir: root,
+      loader: 'js',
+    }));
+  },
+};
+
+// mime-types fills its extension -> type maps at load (every type in mime-db scored, about 5 ms of
+// every start). The command's answers only need `contentType()` of full types, which reads mime-db
+// directly; the maps are for `lookup()` and `extension()` (express's res.type('json'),
+// res.sendFile). In the bundle they are filled on first use instead. The text replaced is checked:
+// a mime-types that no longer has it fails the build rather than being bundled unchanged unnoticed.
+const mimeMapsAtLoad = `exports.extensions = Object.create(null)
+exports.lookup = lookup
+exports.types = Object.create(null)
+exports._extensionConflicts = []
+
+// Populate the extensions/types maps
+populateMaps(exports.extensions, exports.types)`;
+const mimeMapsOnFirstUse = `var lazyMaps = null
+function maps () {
+  if (lazyMaps === null) {
+    lazyMaps = { extensions: Object.create(null), types: Object.create(null) }
+    populateMaps(lazyMaps.extensions, lazyMaps.types)
+  }
+  return lazyMaps
+}
+Object.defineProperty(exports, 'extensions', { enumerable: true, get: function () { return maps().extensions } })
+exports.lookup = lookup
+Object.defineProperty(exports, 'types', { enumerable: true, get: function () { return maps().types } })
+exports._extensionConflicts = []`;
+const mimeMapsPlugin = {
+  name: 'mime-types-maps-on-first-use',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]node_modules[\\/]mime-types[\\/]index\.js$/ }, (args) => {
+      const text = fs.readFileSync(args.path, 'utf8');
+      if (!text.includes(mimeMapsAtLoad)) {
+        throw new Error(`${args.path}: not the mime-types source scripts/bundle.js expects (mimeMapsAtLoad); check and update the plugin`);
+      }
+      return { contents: text.replace(mimeMapsAtLoad, mimeMapsOnFirstUse), loader: 'js' };
+    });
+  },
+};
+
+// esbuild escapes non-ASCII characters in strings but not in regular expressions or the comments
+// it keeps; one such character makes V8 hold the whole source as a two-byte string (twice the
+// memory for the life of the process). Escaped as \uXXXX, which means the same in a regular
+// expression, a string and an identifier, and nothing in a comment.
+function asciiOnly(file) {
+  const text = fs.readFileSync(file, 'utf8');
+  // eslint-disable-next-line no-control-regex
+  const escaped = text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  if (escaped !== text) fs.writeFileSync(file, escaped);
+}
+
 // @kubernetes/client-node (ESM only, about 30 MB installed, most of it generated models) is
 // bundled on its own into dist/kubernetes-client.mjs, which the command imports only when the
 // Kubernetes integration is configured: the image then needs none of it in node_modules.
@@ -47,6 +155,37 @@ const kubernetesClientPlugin = {
     build.onResolve({ filter: /^@kubernetes\/client-node$/ }, () => ({ path: `./${kubernetesClientFile}`, external: true }));
   },
 };
+
+// prom-client (with its @opentelemetry/api, tdigest and bintrees) is bundled on its own into
+// dist/prom-client.js, which the command requires only with provider prometheus: one file read
+// instead of some seventy resolved and read from node_modules at that start (issue 20), and
+// nothing of it for statsd or disabled.
+const promClientFile = 'prom-client.js';
+const promClientPlugin = {
+  name: 'prom-client-chunk',
+  setup(build) {
+    build.onResolve({ filter: /^prom-client$/ }, () => ({ path: `./${promClientFile}`, external: true }));
+  },
+};
+
+async function bundlePromClient() {
+  return require('esbuild').build({
+    entryPoints: [path.join(root, 'node_modules', 'prom-client', 'index.js')],
+    outfile: path.join(root, 'dist', promClientFile),
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node22',
+    minifyWhitespace: true,
+    minifySyntax: true,
+    sourcemap: true,
+    sourcesContent: true,
+    metafile: true,
+    preserveSymlinks: true,
+    legalComments: 'linked',
+    logLevel: 'warning',
+  });
+}
 
 async function bundleKubernetesClient() {
   return require('esbuild').build({
@@ -70,37 +209,68 @@ async function bundleKubernetesClient() {
   });
 }
 
+// dist/cli.js is only src/cli.ts (the Node.js version check, then Node's compile cache switched on)
+// and requires the command's bundle, dist/cli-command.js: a file Node compiles before running it
+// cannot use the cache that the file itself switches on, and compiling the bundle is ~10 ms of
+// every start that the cache saves (issue 20).
+const commandFile = 'cli-command.js';
+const commandChunkPlugin = {
+  name: 'command-chunk',
+  setup(build) {
+    build.onResolve({ filter: /^\.\/command$/ }, (args) =>
+      /[\\/]src[\\/]cli\.ts$/.test(args.importer) ? { path: `./${commandFile}`, external: true } : undefined,
+    );
+  },
+};
+
+const common = {
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  target: 'node22',
+  sourcemap: true,
+  // The map names the sources relative to dist/ (../src/..., ../node_modules/... for bundled
+  // packages) and carries their text, so it works where the package has no node_modules copy.
+  sourcesContent: true,
+  metafile: true,
+  // Paths as seen from this checkout (node_modules may be a symlink to a shared copy).
+  preserveSymlinks: true,
+  // Whitespace and syntax minified, identifiers not (stack traces and class names read as in
+  // the sources; the map leads back to them): a third less for V8 to read and keep at every start.
+  minifyWhitespace: true,
+  minifySyntax: true,
+  legalComments: 'linked',
+  logLevel: 'warning',
+};
+
 async function main() {
   const outfile = path.join(root, 'dist', 'cli.js');
-  const result = await require('esbuild').build({
+  const entry = await require('esbuild').build({
+    ...common,
     entryPoints: [path.join(root, 'src', 'cli.ts')],
     outfile,
-    bundle: true,
-    platform: 'node',
-    format: 'cjs',
-    target: 'node22',
+    plugins: [commandChunkPlugin],
+  });
+  const command = await require('esbuild').build({
+    ...common,
+    entryPoints: [path.join(root, 'src', 'command.ts')],
+    outfile: path.join(root, 'dist', commandFile),
     external: EXTERNAL,
-    plugins: [absentPlugin, kubernetesClientPlugin],
-    sourcemap: true,
-    // The map names the sources relative to dist/ (../src/..., ../node_modules/... for bundled
-    // packages) and carries their text, so it works where the package has no node_modules copy.
-    sourcesContent: true,
-    metafile: true,
-    // Paths as seen from this checkout (node_modules may be a symlink to a shared copy).
-    preserveSymlinks: true,
-    legalComments: 'linked',
-    logLevel: 'warning',
+    plugins: [absentPlugin, deferredPlugin, debugPlugin, mimeMapsPlugin, promClientPlugin, kubernetesClientPlugin],
   });
   const kubernetes = await bundleKubernetesClient();
+  const promClient = await bundlePromClient();
+  const results = [entry, command, kubernetes, promClient];
   const metafile = {
-    inputs: { ...result.metafile.inputs, ...kubernetes.metafile.inputs },
-    outputs: { ...result.metafile.outputs, ...kubernetes.metafile.outputs },
+    inputs: Object.assign({}, ...results.map((result) => result.metafile.inputs)),
+    outputs: Object.assign({}, ...results.map((result) => result.metafile.outputs)),
   };
   fs.writeFileSync(path.join(root, 'dist', 'cli.meta.json'), JSON.stringify(metafile));
+  for (const file of [outfile, commandFile, promClientFile]) asciiOnly(path.resolve(root, 'dist', file));
   fs.chmodSync(outfile, 0o755);
 }
 
-module.exports = { EXTERNAL };
+module.exports = { EXTERNAL, DEFERRED };
 if (require.main === module) {
   main().catch((error) => {
     console.error(error);

@@ -6,7 +6,7 @@
 // APIs that an older Node.js lacks, which would fail later and less clearly.
 import { readFileSync } from 'node:fs';
 import { url as inspectorUrl } from 'node:inspector';
-import { enableCompileCache } from 'node:module';
+import { enableCompileCache, flushCompileCache } from 'node:module';
 import { join } from 'node:path';
 import { inspectorRefusal } from './inspector-guard';
 import { nodeVersionProblem } from './node-version';
@@ -42,7 +42,11 @@ if (inspectorProblem !== null) {
 }
 // Node's on-disk cache of compiled code (in the OS temp directory, or NODE_COMPILE_CACHE;
 // NODE_DISABLE_COMPILE_CACHE=1 turns it off): later starts do not compile the modules again.
-// Where the directory cannot be written it does nothing.
+// Where the directory cannot be written it does nothing. In the built command, './command' is
+// the bundle of everything else (scripts/bundle.js), so the cache covers it.
 enableCompileCache();
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only after the version check, which must run on any Node
 require('./command');
+// Node writes the cache at a normal exit; written once the start is over as well, it holds the
+// code compiled during the start even when the process is killed, and the next start reuses it.
+setTimeout(() => flushCompileCache(), 1000).unref();

@@ -6,7 +6,7 @@ import { ConfigError, DedicatedCaError, FabricOpsError, LogSpecError, TlsMateria
 import { OperationsSystem, stopGraceMs, type StartOptions } from './system';
 import type * as FleetModule from './fleet';
 import type * as FleetCliModule from './fleet/cli';
-import { loadConfig } from './config/load';
+import { loadConfig, type LoadedConfig } from './config/load';
 import { prepareKubernetesIntegration, type KubernetesIntegration, type PreparedKubernetesIntegration } from './kubernetes';
 import { readVersion } from './version';
 
@@ -128,11 +128,12 @@ async function main(): Promise<void> {
   const { fleetConfig, ...options } = parseCommandLine(process.argv.slice(2));
   // The Kubernetes settings (pod identity, credentials) are checked before the server listens:
   // a service that logs "listening" and then exits misleads whoever reads the log.
-  // The configuration is read here for that check only; OperationsSystem.start reads it again.
+  // The configuration is read once, here, and handed to OperationsSystem.start.
   let prepared: PreparedKubernetesIntegration | null;
+  let loaded: LoadedConfig;
   try {
-    const { config } = loadConfig({ configFile: options.configFile, dialect: options.dialect, env: process.env });
-    prepared = await prepareKubernetesIntegration(config, { env: process.env });
+    loaded = loadConfig({ configFile: options.configFile, dialect: options.dialect, env: process.env });
+    prepared = await prepareKubernetesIntegration(loaded.config, { env: process.env });
   } catch (err) {
     const { code, lines } = exitCodeFor(err);
     fail(code, lines);
@@ -141,7 +142,7 @@ async function main(): Promise<void> {
   let fleet: ReturnType<typeof fleetMode>;
   try {
     fleet = fleetMode(fleetConfig);
-    system = await OperationsSystem.start({ ...options, env: process.env, extensions: fleet.extensions });
+    system = await OperationsSystem.start({ ...options, env: process.env, loaded, extensions: fleet.extensions });
   } catch (err) {
     const { code, lines } = exitCodeFor(err);
     fail(code, lines);

@@ -1,6 +1,6 @@
 import type { SecureContextOptions } from 'node:tls';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { loadConfig } from './config/load';
+import { loadConfig, type LoadedConfig } from './config/load';
 import { configDelayProblems } from './config/normalise';
 import type { Dialect, HostPort, NormalisedConfig } from './config/types';
 import { ConfigError, DedicatedCaError } from './errors';
@@ -47,6 +47,8 @@ export interface StartOptions {
   httpLimits?: Partial<HttpLimits>;
   /** Concerns serving their own paths (fleet mode): made once logging and metrics exist, before the server listens; stopped with the system. */
   extensions?: ReadonlyArray<(system: OperationsSystem) => HttpExtension | Promise<HttpExtension>>;
+  /** @internal The command's configuration, already loaded from configFile, dialect and env (not loaded a second time). */
+  loaded?: LoadedConfig;
 }
 
 /** A router of another concern (fleet mode's /fleet) mounted on the operations server. */
@@ -134,7 +136,7 @@ export class OperationsSystem {
     let source = 'configuration given by the embedding code';
     let warnings: string[] = [];
     if (!config) {
-      const loaded = loadConfig({ configFile: options.configFile, dialect: options.dialect, env: options.env ?? process.env });
+      const loaded = options.loaded ?? loadConfig({ configFile: options.configFile, dialect: options.dialect, env: options.env ?? process.env });
       config = loaded.config;
       source = loaded.source;
       warnings = loaded.warnings;

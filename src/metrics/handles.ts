@@ -1,8 +1,9 @@
 /**
  * The Counter / Gauge / Histogram objects handed to callers, shared by every provider:
- * label binding (`with`), label and value checks, and a per-metric cache of series so
- * that a hot `with(labels).add(1)` costs one map lookup. A provider only supplies the
- * series for a complete set of label values.
+ * label binding (`with`), label and value checks, and, for providers whose series cost
+ * something to make (statsd's), a per-metric cache of series so that a hot
+ * `with(labels).add(1)` costs one map lookup. A provider only supplies the series for a
+ * complete set of label values.
  */
 import { MetricLabelsError, MetricValueError } from '../errors';
 import type { MetricDefinition } from './definition';
@@ -34,7 +35,10 @@ const labelKeySeparator = '\u0000';
 export class MetricCore<S> {
   private readonly series = new Map<string, S>();
 
-  /** `cacheSeries` false: for series that cost nothing to make (the disabled provider's). */
+  /**
+   * `cacheSeries` false: for series that cost nothing to make and keep no state of their own
+   * (the disabled provider's; prometheus's, whose state is in prom-client's own map).
+   */
   constructor(
     readonly definition: MetricDefinition,
     private readonly factory: SeriesFactory<S>,
@@ -65,19 +69,20 @@ export class MetricCore<S> {
   /** The series for these labels; throws when a label value is missing. */
   seriesFor(labels: BoundLabels, operation: string): S {
     const { labelNames } = this.definition;
+    const { cacheSeries } = this;
     let key = '';
     const missing: string[] = [];
     for (const name of labelNames) {
       const value = labels[name];
       if (value === undefined) missing.push(name);
-      else key += value + labelKeySeparator;
+      else if (cacheSeries) key += value + labelKeySeparator;
     }
     if (missing.length > 0) {
       throw new MetricLabelsError(
         `${this.definition.description}: ${operation}() needs a value for label ${missing.map((m) => `'${m}'`).join(', ')} (labelNames [${labelNames.join(', ')}]); give it with with({ ${missing[0]}: ... })`,
       );
     }
-    if (!this.cacheSeries) return this.factory(labels);
+    if (!cacheSeries) return this.factory(labels);
     let series = this.series.get(key);
     if (series === undefined) {
       series = this.factory(labels);

@@ -53,6 +53,11 @@ export interface MetricsProvider {
 export interface ScrapeEndpoint {
   /** Renders the exposition for a request's Accept header (classic text or OpenMetrics). */
   render(accept: string | undefined): Promise<{ contentType: string; body: string }>;
+  /**
+   * The same body as consecutive pieces, made as they are read: what `/metrics` sends, so
+   * that a scrape of a large registry never holds the whole body as one string.
+   */
+  renderChunks(accept: string | undefined): Promise<{ contentType: string; chunks: Iterable<string> }>;
 }
 
 /** A configured provider with its lifecycle. */

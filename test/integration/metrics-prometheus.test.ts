@@ -204,3 +204,24 @@ describe('a real Prometheus server scraping /metrics with a client certificate',
     expect(Number(requests[0]?.value[1])).toBeGreaterThan(0);
   });
 });
+
+// Last: its 20,000 series stay in the registry, and the Prometheus server above has stopped.
+describe('a large /metrics body (sent in pieces as it is rendered)', () => {
+  test('Content-Length is the length of the body, and HEAD gives it without the body', async () => {
+    const series = system.metrics.newGauge({ namespace: 'large', name: 'series', help: 'Series enough for a body of many pieces.', labelNames: ['index'] });
+    for (let i = 0; i < 20_000; i += 1) series.with({ index: String(i) }).set(i);
+    const answer = await getMetrics();
+    expect(answer.status).toBe(200);
+    expect(answer.headers['transfer-encoding']).toBeUndefined();
+    expect(Number(answer.headers['content-length'])).toBe(Buffer.byteLength(answer.body));
+    expect(Buffer.byteLength(answer.body)).toBeGreaterThan(500_000);
+    expect(answer.body).toContain('\nlarge_series{index="19999"} 19999\n');
+    expect(answer.body.endsWith('\n')).toBe(true);
+
+    const head = await request(`${system.url}/metrics`, { method: 'HEAD', ca: pki.serverCA.certPem, client: pki.client });
+    expect(head.status).toBe(200);
+    expect(head.headers['content-type']).toBe('text/plain; version=0.0.4; charset=utf-8');
+    expect(Math.abs(Number(head.headers['content-length']) - Buffer.byteLength(answer.body))).toBeLessThan(2000);
+    expect(head.body).toBe('');
+  });
+});

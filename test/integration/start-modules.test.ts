@@ -25,6 +25,9 @@ beforeAll(async () => {
   for (const file of Object.keys(require.cache)) {
     const match = /node_modules\\/((?:@[^/]+\\/)?[^/]+)\\//.exec(file);
     if (match) packages.add(match[1]);
+    // The command's own chunks (scripts/bundle.js), recorded as dist/<file>.
+    const chunk = /\\/dist\\/([^/]+\\.js)$/.exec(file);
+    if (chunk && !file.includes('node_modules')) packages.add('dist/' + chunk[1]);
   }
   require('node:fs').writeFileSync(process.env.RECORD_MODULES_TO, JSON.stringify([...packages].sort()));
 });
@@ -62,35 +65,65 @@ interface Metafile {
 }
 
 describe('the bundle', () => {
-  it('dist/cli.js is one esbuild bundle holding the command and express, with the feature packages outside it', () => {
+  it('dist/cli.js (the version check) requires one esbuild bundle holding the command and express, with the feature packages outside it', () => {
     const meta = JSON.parse(readFileSync(path.join(path.dirname(cliPath), 'cli.meta.json'), 'utf8')) as Metafile;
-    const output = meta.outputs['dist/cli.js'];
+    // The entry is src/cli.ts alone; it requires the command's bundle (covered by the compile cache it enables).
+    expect(Object.keys(meta.outputs['dist/cli.js']?.inputs ?? {})).toEqual(expect.arrayContaining(['src/cli.ts', 'src/node-version.ts']));
+    expect(Object.keys(meta.outputs['dist/cli.js']?.inputs ?? {})).not.toContain('src/command.ts');
+    expect(
+      meta.outputs['dist/cli.js']?.imports.filter((entry) => entry.external === true && !entry.path.startsWith('node:')).map((entry) => entry.path),
+    ).toEqual(['./cli-command.js']);
+    const output = meta.outputs['dist/cli-command.js'];
     expect(output).toBeDefined();
     const inputs = Object.keys(output?.inputs ?? {});
-    expect(inputs).toEqual(expect.arrayContaining(['src/cli.ts', 'src/command.ts', 'src/system.ts']));
+    expect(inputs).toEqual(expect.arrayContaining(['src/command.ts', 'src/system.ts']));
     for (const bundled of ['express', 'bunyan', 'convict']) expect(inputs.some((input) => input.startsWith(`node_modules/${bundled}/`))).toBe(true);
     const external = (output?.imports ?? []).filter((entry) => entry.external === true && !entry.path.startsWith('node:')).map((entry) => entry.path);
     expect(external).toEqual(
-      expect.arrayContaining(['@grpc/grpc-js', '@grpc/proto-loader', './kubernetes-client.mjs', 'hot-shots', 'prom-client', 'yaml', 'zod']),
+      expect.arrayContaining(['@grpc/grpc-js', '@grpc/proto-loader', './kubernetes-client.mjs', './prom-client.js', 'hot-shots', 'yaml', 'zod']),
     );
+    // What express loads for features the command does not use: stand-ins that load them on first call.
+    expect(external).toEqual(expect.arrayContaining(['body-parser', 'qs']));
+    expect(inputs.filter((input) => /^node_modules\/(body-parser|qs|iconv-lite|raw-body)\//.test(input))).toEqual([]);
     expect(inputs.filter((input) => /^node_modules\/(zod|yaml|prom-client|hot-shots|@grpc|@kubernetes)\//.test(input))).toEqual([]);
     // The Kubernetes client is a bundle of its own, imported only when the integration is on.
     expect(Object.keys(meta.outputs['dist/kubernetes-client.mjs']?.inputs ?? {})).toContain('node_modules/@kubernetes/client-node/dist/index.js');
+    // So is prom-client (with @opentelemetry/api), required only with provider prometheus.
+    expect(Object.keys(meta.outputs['dist/prom-client.js']?.inputs ?? {})).toEqual(
+      expect.arrayContaining(['node_modules/prom-client/index.js', 'node_modules/@opentelemetry/api/dist/index.cjs']),
+    );
+    // ASCII only: V8 keeps a source with any other character as a two-byte string.
+    for (const file of [cliPath, path.join(path.dirname(cliPath), 'cli-command.js'), path.join(path.dirname(cliPath), 'prom-client.js')])
+      expect(/[^\t\n\r\x20-\x7e]/.test(readFileSync(file, 'utf8'))).toBe(false);
     for (const bundled of ['express', 'bunyan', 'convict']) expect(external).not.toContain(bundled);
     expect(readFileSync(cliPath, 'utf8').split('\n', 1)[0]).toBe('#!/usr/bin/env -S node --disable-sigusr1');
   });
 });
 
 describe('packages loaded at start', () => {
-  it('prometheus without a runtime checker or a config file: prom-client only (express is in the bundle), no gRPC, hot-shots, Kubernetes client, zod or YAML parser', async () => {
+  it('prometheus without a runtime checker or a config file: prom-client only, from its chunk (express is in the bundle), no gRPC, hot-shots, Kubernetes client, zod or YAML parser', async () => {
     const loaded = await packagesLoaded('prometheus', { CORE_METRICS_PROVIDER: 'prometheus', CORE_OPERATIONS_HEALTHCHECK_CONTAINERRUNTIME_TYPE: 'none' });
-    expect(loaded).toContain('prom-client');
+    expect(loaded).toContain('dist/prom-client.js');
+    expect(loaded).not.toContain('prom-client');
     // Nothing the bundle holds is loaded a second time from node_modules.
     const meta = JSON.parse(readFileSync(path.join(path.dirname(cliPath), 'cli.meta.json'), 'utf8')) as Metafile;
-    const bundled = new Set(Object.keys(meta.outputs['dist/cli.js']?.inputs ?? {}).map((input) => /^node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(input)?.[1]));
+    const bundled = new Set(
+      Object.keys(meta.outputs['dist/cli-command.js']?.inputs ?? {}).map((input) => /^node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(input)?.[1]),
+    );
     expect(loaded.filter((name) => bundled.has(name))).toEqual([]);
     expect(loaded).not.toContain('express');
-    for (const unused of ['@grpc/grpc-js', '@grpc/proto-loader', 'protobufjs', 'hot-shots', '@kubernetes/client-node', 'zod', 'yaml'])
+    for (const unused of [
+      '@grpc/grpc-js',
+      '@grpc/proto-loader',
+      'protobufjs',
+      'hot-shots',
+      '@kubernetes/client-node',
+      'zod',
+      'yaml',
+      'body-parser',
+      'qs',
+      'iconv-lite',
+    ])
       expect(loaded).not.toContain(unused);
   });
 
@@ -102,11 +135,12 @@ describe('packages loaded at start', () => {
     });
     expect(loaded).toContain('hot-shots');
     expect(loaded).not.toContain('prom-client');
+    expect(loaded).not.toContain('dist/prom-client.js');
   });
 
   it('metrics disabled: neither metrics package', async () => {
     const loaded = await packagesLoaded('disabled', { CORE_METRICS_PROVIDER: 'disabled', CORE_OPERATIONS_HEALTHCHECK_CONTAINERRUNTIME_TYPE: 'none' });
-    for (const unused of ['prom-client', 'hot-shots', '@grpc/grpc-js']) expect(loaded).not.toContain(unused);
+    for (const unused of ['prom-client', 'dist/prom-client.js', 'hot-shots', '@grpc/grpc-js']) expect(loaded).not.toContain(unused);
   });
 
   it('the cri runtime checker loads gRPC', async () => {

@@ -90,8 +90,9 @@ describe('npm pack from a clean clone', () => {
       for (const [index, source] of sources.entries()) {
         const file = resolve(dirname(join(installed, map)), source);
         if (await stat(file).catch(() => null)) continue;
-        // A bundled package's file, or one of esbuild's virtual modules (scripts/bundle.js: `absent:`).
-        const bundled = file.startsWith(join(installed, 'node_modules') + '/') || source.startsWith('absent:');
+        // A bundled package's file, or one of esbuild's virtual modules (scripts/bundle.js: `absent:`,
+        // `deferred:`, `debug-when-asked:`).
+        const bundled = file.startsWith(join(installed, 'node_modules') + '/') || /^(absent|deferred|debug-when-asked):/.test(source);
         const carried = typeof sourcesContent?.[index] === 'string' && bundled;
         if (!carried) missing.push(`${map} -> ${source}`);
       }

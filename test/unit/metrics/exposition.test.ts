@@ -1,4 +1,4 @@
-import { negotiateFormat, renderOpenMetrics, renderText, type Family } from '../../../src/metrics/prometheus/exposition';
+import { defaultChunkChars, negotiateFormat, renderChunks, renderOpenMetrics, renderText, type Family } from '../../../src/metrics/prometheus/exposition';
 import { droppedDefaultMetrics, PrometheusProvider } from '../../../src/metrics/prometheus/provider';
 import { createServiceMetrics } from '../../../src/metrics/service-metrics';
 
@@ -87,6 +87,57 @@ test('OpenMetrics: counter family without _total, samples with it, # EOF', () =>
       '',
     ].join('\n'),
   );
+});
+
+describe('the exposition in pieces (what /metrics sends)', () => {
+  const many: Family[] = [
+    ...families,
+    {
+      name: 'bench_series_total',
+      help: 'many',
+      type: 'counter',
+      values: Array.from({ length: 5000 }, (_, i) => ({ value: i, labels: { component: `component${Math.floor(i / 100)}`, index: String(i % 100) } })),
+    },
+  ];
+
+  test.each(['text', 'openmetrics'] as const)('%s: the pieces joined are the whole body, whatever the piece size', (format) => {
+    const whole = format === 'text' ? renderText(many) : renderOpenMetrics(many);
+    expect(whole).toContain('bench_series_total{component="component49",index="99"} 4999\n');
+    for (const chunkChars of [1, 100, 4096, defaultChunkChars]) {
+      const pieces = [...renderChunks(many, format, chunkChars)];
+      expect(pieces.join('')).toBe(whole);
+      // Whole lines only, and no piece much above the size asked for (one line at most).
+      for (const piece of pieces) {
+        expect(piece.endsWith('\n')).toBe(true);
+        expect(piece.length).toBeLessThan(chunkChars + 200);
+      }
+    }
+    expect([...renderChunks(many, format, 4096)].length).toBeGreaterThan(10);
+  });
+
+  test('an empty registry: nothing in the text format, only # EOF in OpenMetrics', () => {
+    expect([...renderChunks([], 'text')]).toEqual([]);
+    expect([...renderChunks([], 'openmetrics')].join('')).toBe('# EOF\n');
+  });
+
+  test('the provider: renderChunks and render give the same body', async () => {
+    const provider = new PrometheusProvider({ defaultMetrics: false });
+    const counter = provider.newCounter({ name: 'series', help: 'h', labelNames: ['component', 'index'] });
+    for (let i = 0; i < 3000; i += 1)
+      counter
+        .with({ component: `c${Math.floor(i / 100)}` })
+        .with({ index: String(i % 100) })
+        .add(i + 1);
+    const histogram = provider.newHistogram({ name: 'lat_seconds', help: 'h', labelNames: ['route'] });
+    histogram.with({ route: '/a' }).observe(0.2);
+    for (const accept of [undefined, 'application/openmetrics-text']) {
+      const whole = await provider.render(accept);
+      const pieces = await provider.renderChunks(accept);
+      expect(pieces.contentType).toBe(whole.contentType);
+      expect([...pieces.chunks].join('')).toBe(whole.body);
+    }
+    expect((await provider.render(undefined)).body).toContain('series_total{component="c29",index="99"} 3000\n');
+  });
 });
 
 describe('PrometheusProvider.render', () => {
