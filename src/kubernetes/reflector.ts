@@ -166,6 +166,8 @@ export class Reflector<T extends ObjectWithMetadata> {
           this.listAbort = null;
           if (this.stopped) break;
           this.options.handler.replace(list.items);
+          // The API answered: the last failure is over for whoever reads `problem` (the log's recovery line waits for a watch).
+          this.lastProblem = null;
           this.resourceVersion = list.resourceVersion;
           if (!this.isSynced) {
             this.isSynced = true;

@@ -20,6 +20,8 @@ class DoubleApi implements ListWatchApi<Item> {
   rv = 10;
   /** What the next list answers instead of the items (one-shot). */
   listFailures: KubernetesApiError[] = [];
+  /** While set, a watch has not connected yet (the API server has not answered it). */
+  connectGate: Promise<void> | null = null;
   /** What the next watches answer instead of 200 (one-shot each). */
   watchFailures: KubernetesApiError[] = [];
   readonly calls: string[] = [];
@@ -66,7 +68,22 @@ class DoubleApi implements ListWatchApi<Item> {
       },
     };
     this.current = watch;
-    return { connected: Promise.resolve(), ended, abort: () => watch.end('aborted') };
+    if (this.connectGate === null) return { connected: Promise.resolve(), ended, abort: () => watch.end('aborted') };
+    // As the transport: aborted before the server answered, `connected` rejects.
+    let refuse!: (error: Error) => void;
+    const connected = new Promise<void>((resolve, reject) => {
+      refuse = reject;
+      void this.connectGate?.then(resolve);
+    });
+    connected.catch(() => undefined);
+    return {
+      connected,
+      ended,
+      abort: () => {
+        refuse(new KubernetesApiError('GET watch: the watch was aborted before the server answered'));
+        watch.end('aborted');
+      },
+    };
   }
 
   get watching(): boolean {
@@ -261,6 +278,21 @@ describe('Reflector', () => {
     // A burst of 3, then one per 200 ms: about 5 in 500 ms, never hundreds.
     expect(watches).toBeGreaterThanOrEqual(3);
     expect(watches).toBeLessThanOrEqual(7);
+    await reflector.stop();
+  });
+
+  test('a list that works after a failure clears problem at once, before the watch connects (the log line waits for the watch)', async () => {
+    const { api, reflector, lines } = setup();
+    api.listFailures = [new KubernetesApiError('GET list: connect ECONNREFUSED 127.0.0.1:1')];
+    api.connectGate = new Promise(() => undefined);
+    reflector.start();
+    await reflector.whenSynced();
+    expect(lines('warn')).toEqual([
+      'cannot watch Services in fabric with selector app=peer (GET list: connect ECONNREFUSED 127.0.0.1:1); retrying with backoff',
+    ]);
+    expect(reflector.synced).toBe(true);
+    expect(reflector.problem).toBeNull();
+    expect(lines('info')).toEqual([]);
     await reflector.stop();
   });
 
