@@ -13,7 +13,7 @@ import { startOperationsSystem, type OperationsSystem } from '../../src/system';
 import { cliPath, requireBuiltCli, runCli, type CliRun } from '../support/cli';
 import { testConfig } from '../support/config';
 import { createTestPki, type TestPki, serverTls } from '../support/pki';
-import { FabricNodes } from './fleet-harness';
+import { FabricNodes, fleetServerEnv } from './fleet-harness';
 
 jest.setTimeout(120_000);
 
@@ -70,14 +70,7 @@ beforeAll(async () => {
       '',
     ].join('\n'),
   );
-  server = runCli([], {
-    FABRIC_OPS_FLEET_CONFIG: path.join(dir, 'fleet.yaml'),
-    CORE_OPERATIONS_LISTENADDRESS: '127.0.0.1:0',
-    CORE_OPERATIONS_TLS_ENABLED: 'true',
-    CORE_OPERATIONS_TLS_CERT_FILE: pki.server.cert,
-    CORE_OPERATIONS_TLS_KEY_FILE: pki.server.key,
-    CORE_OPERATIONS_TLS_CLIENTROOTCAS_FILES: pki.clientCA.cert,
-  });
+  server = runCli([], fleetServerEnv(pki, path.join(dir, 'fleet.yaml')));
   url = await server.listening();
 });
 

@@ -20,6 +20,7 @@ import { FakeApiServer, kubeconfigFor } from '../support/fake-apiserver';
 import { request, type HttpAnswer } from '../support/http';
 import { createTestPki, serverTls, type TestPki } from '../support/pki';
 import { waitFor } from '../support/wait';
+import { fleetServerEnv, fleetWrite } from './fleet-harness';
 
 jest.setTimeout(120_000);
 
@@ -117,16 +118,7 @@ beforeAll(async () => {
   await writeFile(path.join(dir, 'fleet.yaml'), fleetFile(`stateDirectory: ${path.join(dir, 'state')}`));
   // Put-backs in a ConfigMap only: the one-shot command reads, so it needs no state directory.
   await writeFile(path.join(dir, 'oneshot.yaml'), fleetFile('stateConfigMap: fabric-ops-fleet'));
-  fleet = runCli([], {
-    FABRIC_OPS_FLEET_CONFIG: path.join(dir, 'fleet.yaml'),
-    KUBECONFIG: path.join(dir, 'kubeconfig'),
-    CORE_OPERATIONS_LISTENADDRESS: '127.0.0.1:0',
-    CORE_OPERATIONS_TLS_ENABLED: 'true',
-    CORE_OPERATIONS_TLS_CERT_FILE: pki.server.cert,
-    CORE_OPERATIONS_TLS_KEY_FILE: pki.server.key,
-    CORE_OPERATIONS_TLS_CLIENTROOTCAS_FILES: pki.clientCA.cert,
-    CORE_METRICS_PROVIDER: 'prometheus',
-  });
+  fleet = runCli([], fleetServerEnv(pki, path.join(dir, 'fleet.yaml'), { KUBECONFIG: path.join(dir, 'kubeconfig'), CORE_METRICS_PROVIDER: 'prometheus' }));
   fleetUrl = await fleet.listening();
 });
 
@@ -148,13 +140,7 @@ test('API server down at start: 503 naming the source and why; once it is up, 20
     { source: 'discovery.kubernetes[1] (Pods app=orderer in namespace fabric)', synced: false, problem: expect.stringContaining('ECONNREFUSED') as string },
   ]);
   // A write now cannot know which nodes its selector means: 503, try again, no node touched.
-  const early = await request(`${fleetUrl}/fleet/logspec`, {
-    method: 'PUT',
-    ca: pki.serverCA.certPem,
-    client: pki.client,
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ spec: 'debug', selector: {} }),
-  });
+  const early = await fleetWrite(fleetUrl, pki, 'PUT', { spec: 'debug', selector: {} });
   expect(early.status).toBe(503);
   expect(early.headers['retry-after']).toBe('1');
   expect((early.json as { error: string }).error).toContain('the fleet is not known yet: discovery has not listed');

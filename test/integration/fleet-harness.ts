@@ -7,6 +7,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { X509Certificate } from 'node:crypto';
+import { request, type HttpAnswer } from '../support/http';
+import type { TestPki } from '../support/pki';
 
 const execFileAsync = promisify(execFile);
 
@@ -123,4 +125,32 @@ export async function hungServer(): Promise<{ url: string; close(): Promise<void
 
 export function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs: number, everyMs = 100): Promise<T> {
   return poll(what, probe, { timeoutMs, everyMs });
+}
+
+/**
+ * The environment that makes the built command a TLS fleet server on a free port, reading
+ * `fleetFile`, with the test PKI's server pair and client CA; `more` adds to it.
+ */
+export function fleetServerEnv(pki: TestPki, fleetFile: string, more: Record<string, string> = {}): Record<string, string> {
+  return {
+    FABRIC_OPS_FLEET_CONFIG: fleetFile,
+    CORE_OPERATIONS_LISTENADDRESS: '127.0.0.1:0',
+    CORE_OPERATIONS_TLS_ENABLED: 'true',
+    CORE_OPERATIONS_TLS_CERT_FILE: pki.server.cert,
+    CORE_OPERATIONS_TLS_KEY_FILE: pki.server.key,
+    CORE_OPERATIONS_TLS_CLIENTROOTCAS_FILES: pki.clientCA.cert,
+    ...more,
+  };
+}
+
+/** A JSON write to `/fleet/logspec` with the test client certificate (Content-Length given: Node frames a DELETE body only with it). */
+export function fleetWrite(url: string, pki: TestPki, method: 'PUT' | 'DELETE', body: unknown): Promise<HttpAnswer> {
+  const text = JSON.stringify(body);
+  return request(`${url}/fleet/logspec`, {
+    method,
+    body: text,
+    headers: { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(text)) },
+    ca: pki.serverCA.certPem,
+    client: pki.client,
+  });
 }

@@ -5,7 +5,6 @@
  * Event body must pass.
  */
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
@@ -16,7 +15,9 @@ import { FakeApiServer, kubeconfigFor, type StoredEvent } from '../support/fake-
 import { request, type HttpAnswer } from '../support/http';
 import { createTestPki, serverTls, type TestPki } from '../support/pki';
 import { terminate } from '../support/processes';
+import { freeTcpPort } from '../support/ports';
 import { delay, waitFor } from '../support/wait';
+import { fleetServerEnv, fleetWrite } from './fleet-harness';
 
 jest.setTimeout(60_000);
 
@@ -37,21 +38,7 @@ function fleetEvents(reason: string): StoredEvent[] {
 }
 
 function fleetPut(body: unknown): Promise<HttpAnswer> {
-  return request(`${url}/fleet/logspec`, {
-    method: 'PUT',
-    body: JSON.stringify(body),
-    headers: { 'Content-Type': 'application/json' },
-    ca: pki.serverCA.certPem,
-    client: pki.client,
-  });
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
+  return fleetWrite(url, pki, 'PUT', body);
 }
 
 beforeAll(async () => {
@@ -66,7 +53,7 @@ beforeAll(async () => {
     await startOperationsSystem({ config: testConfig({ operations: { tls: serverTls(pki) } }), logStream: quiet() }),
     await startOperationsSystem({ config: testConfig({ operations: { tls: serverTls(pki) } }), logStream: quiet() }),
   ];
-  closedPort = await freePort();
+  closedPort = await freeTcpPort();
   // ops1 carries a spec whose TTL ended while no fabric-ops ran: the start puts it back. (The
   // fleet starts before the server listens, the Kubernetes integration after; whether this
   // put-back ends before the integration exists is a race here, so the relay that holds such
@@ -95,12 +82,7 @@ beforeAll(async () => {
     ].join('\n'),
   );
   cli = runCli([], {
-    FABRIC_OPS_FLEET_CONFIG: path.join(dir, 'fleet.yaml'),
-    CORE_OPERATIONS_LISTENADDRESS: '127.0.0.1:0',
-    CORE_OPERATIONS_TLS_ENABLED: 'true',
-    CORE_OPERATIONS_TLS_CERT_FILE: pki.server.cert,
-    CORE_OPERATIONS_TLS_KEY_FILE: pki.server.key,
-    CORE_OPERATIONS_TLS_CLIENTROOTCAS_FILES: pki.clientCA.cert,
+    ...fleetServerEnv(pki, path.join(dir, 'fleet.yaml')),
     KUBECONFIG: path.join(dir, 'kubeconfig'),
     POD_NAME: podName,
     POD_NAMESPACE: namespace,
@@ -176,12 +158,7 @@ test('with Events off (the integration on for the logspec ConfigMap only), fleet
   const file = (await readFile(path.join(dir, 'fleet.yaml'), 'utf8')).replace('stateDirectory: state', 'stateDirectory: state-quiet');
   await writeFile(path.join(dir, 'fleet-quiet.yaml'), file);
   const other = runCli([], {
-    FABRIC_OPS_FLEET_CONFIG: path.join(dir, 'fleet-quiet.yaml'),
-    CORE_OPERATIONS_LISTENADDRESS: '127.0.0.1:0',
-    CORE_OPERATIONS_TLS_ENABLED: 'true',
-    CORE_OPERATIONS_TLS_CERT_FILE: pki.server.cert,
-    CORE_OPERATIONS_TLS_KEY_FILE: pki.server.key,
-    CORE_OPERATIONS_TLS_CLIENTROOTCAS_FILES: pki.clientCA.cert,
+    ...fleetServerEnv(pki, path.join(dir, 'fleet-quiet.yaml')),
     KUBECONFIG: path.join(dir, 'kubeconfig'),
     POD_NAME: quietPod,
     POD_NAMESPACE: namespace,

@@ -20,7 +20,7 @@ import { terminate } from '../support/processes';
 import { FakeApiServer, kubeconfigFor, type ReceivedRequest } from '../support/fake-apiserver';
 import { request, type HttpAnswer } from '../support/http';
 import { createTestPki, serverTls, type TestPki } from '../support/pki';
-import { FabricNodes, waitFor } from './fleet-harness';
+import { FabricNodes, fleetServerEnv, fleetWrite, waitFor } from './fleet-harness';
 
 jest.setTimeout(120_000);
 
@@ -60,16 +60,7 @@ async function runFleet(): Promise<CliRun> {
       '',
     ].join('\n'),
   );
-  return runCli([], {
-    FABRIC_OPS_FLEET_CONFIG: path.join(dir, 'fleet.yaml'),
-    CORE_OPERATIONS_LISTENADDRESS: '127.0.0.1:0',
-    CORE_OPERATIONS_TLS_ENABLED: 'true',
-    CORE_OPERATIONS_TLS_CERT_FILE: pki.server.cert,
-    CORE_OPERATIONS_TLS_KEY_FILE: pki.server.key,
-    CORE_OPERATIONS_TLS_CLIENTROOTCAS_FILES: pki.clientCA.cert,
-    KUBECONFIG: kubeconfig,
-    POD_NAMESPACE: namespace,
-  });
+  return runCli([], fleetServerEnv(pki, path.join(dir, 'fleet.yaml'), { KUBECONFIG: kubeconfig, POD_NAMESPACE: namespace }));
 }
 
 async function startFleet(): Promise<void> {
@@ -83,13 +74,7 @@ async function stopFleet(): Promise<void> {
 }
 
 function fleetPut(body: unknown): Promise<HttpAnswer> {
-  return request(`${url}/fleet/logspec`, {
-    method: 'PUT',
-    body: JSON.stringify(body),
-    headers: { 'Content-Type': 'application/json' },
-    ca: pki.serverCA.certPem,
-    client: pki.client,
-  });
+  return fleetWrite(url, pki, 'PUT', body);
 }
 
 /** The real peer's own /logspec, asked with its org's client certificate. */

@@ -12,6 +12,7 @@ import { fleetConfigFrom, fleetExtension } from '../../src/fleet';
 import { startOperationsSystem, type OperationsSystem } from '../../src/system';
 import { testConfig } from '../support/config';
 import { request, type HttpAnswer } from '../support/http';
+import { fleetWrite } from './fleet-harness';
 import { createCertificateAuthority, createTestPki, serverTls, type CertificateAuthority, type KeyPair, type TestPki } from '../support/pki';
 
 jest.setTimeout(60_000);
@@ -112,15 +113,7 @@ test('a DELETE whose selector names no node of the fleet is 400 naming it, as a 
     [operatorSubject],
     async () => undefined,
     async (fleetUrl) => {
-      const body = JSON.stringify({ selector: { names: ['nope'] } });
-      const answer = await request(`${fleetUrl}/fleet/logspec`, {
-        method: 'DELETE',
-        ca: pki.serverCA.certPem,
-        client: pki.client,
-        // Node's client frames a DELETE body only with an explicit length.
-        headers: { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(body)) },
-        body,
-      });
+      const answer = await fleetWrite(fleetUrl, pki, 'DELETE', { selector: { names: ['nope'] } });
       expect(answer.status).toBe(400);
       expect((answer.json as { error: string }).error).toBe('selector.names: no node named "nope" in the fleet');
     },
