@@ -163,7 +163,7 @@ describe('fleet mode (ci/fleet-values.yaml)', () => {
       pollIntervalMs: 60_000,
       concurrency: 16,
       healthy: { minShare: 0.6 },
-      writers: ['O=org1,CN=operator'],
+      writers: [{ subject: 'O=org1,CN=operator', issuer: null, fingerprint256: null }],
     });
     expect(config.nodes.map((node) => [node.name, node.group, node.dialect])).toEqual([
       ['peer0.org1', 'org1', 'peer'],
