@@ -64,8 +64,8 @@ setTimeout(() => {
 /**
  * Runs the command's bundle as Node runs a CommonJS module, with a V8 code cache of its own.
  * Node's compile cache holds what V8 compiles when the file is loaded, which is the top-level
- * code: every function the start calls is compiled again at every start (a sixth of the start's
- * CPU time; issue 20, README "Performance"). This cache is made once the start is over, so it
+ * code: every function the start calls is compiled again at every start (about 12 ms of the
+ * start's CPU time; issue 20, README "Performance"). This cache is made once the start is over, so it
  * holds the functions the start ran. It lives beside Node's (`fabric-ops/` in its directory,
  * which is per Node.js version and user), one file per installed bundle and kind of run (service
  * or `fabric-ops fleet`), and starts with the SHA-1 of the source it was made from: a cache of
