@@ -134,6 +134,43 @@ const mimeMapsPlugin = {
   },
 };
 
+// router (express 5's) compiles a path-to-regexp matcher for every layer it makes, and a route
+// makes one layer per handler and method: `app.all(path, ...)` is one per HTTP method (34), all
+// with the path '/', whose matcher a route never uses. The command's app made 160 matchers at
+// every start (about 2 ms) for a dozen distinct ones. In the bundle a layer with a string path
+// shares the matcher of an earlier layer with the same path and options: a matcher is a pure
+// function of them (path-to-regexp's match() holds a non-global RegExp and its keys), and a path
+// that does not compile still throws where it did, at the layer's creation. The text replaced is
+// checked as for mime-types.
+const routerMatcherPerLayer = `  this.matchers = Array.isArray(this.rawPath) ? this.rawPath.map(matcher) : [matcher(path)]
+}`;
+const routerSharedMatcher = `  this.matchers = Array.isArray(this.rawPath) ? this.rawPath.map(matcher) : [typeof path === 'string' ? sharedMatcher(path, opts, matcher) : matcher(path)]
+}
+
+// fabric-ops bundle (scripts/bundle.js): one matcher per path and options.
+const sharedMatchers = new Map()
+function sharedMatcher (path, opts, matcher) {
+  const key = String(opts.strict) + '|' + String(opts.sensitive) + '|' + String(opts.end) + '|' + path
+  let found = sharedMatchers.get(key)
+  if (found === undefined) {
+    found = matcher(path)
+    sharedMatchers.set(key, found)
+  }
+  return found
+}`;
+const routerMatchersPlugin = {
+  name: 'router-shared-matchers',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]node_modules[\\/]router[\\/]lib[\\/]layer\.js$/ }, (args) => {
+      const text = fs.readFileSync(args.path, 'utf8');
+      if (!text.includes(routerMatcherPerLayer)) {
+        throw new Error(`${args.path}: not the router source scripts/bundle.js expects (routerMatcherPerLayer); check and update the plugin`);
+      }
+      return { contents: text.replace(routerMatcherPerLayer, routerSharedMatcher), loader: 'js' };
+    });
+  },
+};
+
 // esbuild escapes non-ASCII characters in strings but not in regular expressions or the comments
 // it keeps; one such character makes V8 hold the whole source as a two-byte string (twice the
 // memory for the life of the process). Escaped as \uXXXX, which means the same in a regular
@@ -256,7 +293,7 @@ async function main() {
     entryPoints: [path.join(root, 'src', 'command.ts')],
     outfile: path.join(root, 'dist', commandFile),
     external: EXTERNAL,
-    plugins: [absentPlugin, deferredPlugin, debugPlugin, mimeMapsPlugin, promClientPlugin, kubernetesClientPlugin],
+    plugins: [absentPlugin, deferredPlugin, debugPlugin, mimeMapsPlugin, routerMatchersPlugin, promClientPlugin, kubernetesClientPlugin],
   });
   const kubernetes = await bundleKubernetesClient();
   const promClient = await bundlePromClient();
