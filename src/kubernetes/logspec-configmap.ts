@@ -1,10 +1,8 @@
 import { createHash } from 'node:crypto';
 import { messageOf } from '../errors';
 import { formatLogSpec, parseLogSpec } from '../logging/spec';
-import type { Logger } from '../logging/types';
-import type { BackoffPolicy } from '../metrics/statsd/backoff';
 import { bounded } from './api-error';
-import { Reflector, type ListWatchApi } from './reflector';
+import { Reflector, type ListWatchApi, type ReflectorOptions } from './reflector';
 import type { WatchStream } from './transport-options';
 
 export { refusedBackoff, unreachableBackoff, type WatchEventType } from './reflector';
@@ -20,7 +18,13 @@ export type WatchConnection = WatchStream;
 /** list and watch of one ConfigMap (fieldSelector metadata.name=<name>), as the Kubernetes API offers them. */
 export type ConfigMapApi = ListWatchApi<ConfigMapLike>;
 
-export interface LogSpecConfigMapOptions {
+/** The Reflector's own settings, passed through (backoffs, cycle limit, logger, randomness, clock). */
+type ReflectorSettings = Pick<
+  ReflectorOptions<ConfigMapLike>,
+  'logger' | 'unreachableBackoff' | 'refusedBackoff' | 'cycleBurst' | 'cycleIntervalMs' | 'random' | 'now'
+>;
+
+export interface LogSpecConfigMapOptions extends ReflectorSettings {
   api: ConfigMapApi;
   namespace: string;
   name: string;
@@ -31,16 +35,6 @@ export interface LogSpecConfigMapOptions {
   getLogSpec: () => string;
   /** A value refused before it reached setLogSpec (too long): for a Warning Event. */
   onRefused?: (message: string) => void;
-  logger: Logger;
-  /** Retry delays when the API server cannot be reached, answers 5xx or 429. */
-  unreachableBackoff?: BackoffPolicy;
-  /** Retry delays when the API server refuses (401, 403, other 4xx): someone has to act first. */
-  refusedBackoff?: BackoffPolicy;
-  /** List-and-watch cycles: a burst, then one per interval (a stream that ends at once cannot make the loop spin). */
-  cycleBurst?: number;
-  cycleIntervalMs?: number;
-  random?: () => number;
-  now?: () => number;
 }
 
 /**
