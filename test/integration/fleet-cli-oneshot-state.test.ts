@@ -6,9 +6,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { PassThrough } from 'node:stream';
-import { runFleetCommand } from '../../src/fleet/cli';
 import { createTestPki, type TestPki } from '../support/pki';
+import { fleetCommandInProcess } from './fleet-harness';
 
 let pki: TestPki;
 let dir: string;
@@ -40,13 +39,7 @@ test('a fleet file with stateConfigMap and no stateDirectory: status answers (50
       '',
     ].join('\n'),
   );
-  const out = new PassThrough();
-  const err = new PassThrough();
-  let stdout = '';
-  let stderr = '';
-  out.on('data', (data: Buffer) => (stdout += data.toString()));
-  err.on('data', (data: Buffer) => (stderr += data.toString()));
-  const code = await runFleetCommand(['status', '--fleet-config', file], {}, out, err);
+  const { code, stdout, stderr } = await fleetCommandInProcess(['status', '--fleet-config', file], {});
   expect(stderr).toBe('');
   expect(code).toBe(1);
   expect(stdout).toMatch(/^gone\s+ops\s+unknown\s+unreachable\s/m);

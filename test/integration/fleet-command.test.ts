@@ -3,14 +3,13 @@
  * dist/cli.js with --fleet-config (and FABRIC_OPS_FLEET_CONFIG), steering a real Fabric 3.0.0
  * peer and a fabric-ops node; the client prints tables or --json and exits by the answer.
  */
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { startOperationsSystem, type OperationsSystem } from '../../src/system';
-import { cliPath, requireBuiltCli, runCli, type CliRun } from '../support/cli';
+import { requireBuiltCli, runCli, runCliToEnd, type CliRun } from '../support/cli';
 import { testConfig } from '../support/config';
 import { createTestPki, type TestPki, serverTls } from '../support/pki';
 import { FabricNodes, fleetServerEnv } from './fleet-harness';
@@ -25,23 +24,12 @@ let server: CliRun;
 let url: string;
 
 function fleetCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [cliPath, 'fleet', ...args], {
-      env: {
-        PATH: process.env.PATH,
-        FABRIC_OPS_FLEET_URL: url,
-        FABRIC_OPS_FLEET_CERT: pki.client.cert,
-        FABRIC_OPS_FLEET_KEY: pki.client.key,
-        FABRIC_OPS_FLEET_CACERT: pki.serverCA.cert,
-        ...env,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  return runCliToEnd(['fleet', ...args], {
+    FABRIC_OPS_FLEET_URL: url,
+    FABRIC_OPS_FLEET_CERT: pki.client.cert,
+    FABRIC_OPS_FLEET_KEY: pki.client.key,
+    FABRIC_OPS_FLEET_CACERT: pki.serverCA.cert,
+    ...env,
   });
 }
 

@@ -12,9 +12,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
-import { spawn } from 'node:child_process';
 import { startOperationsSystem, type OperationsSystem } from '../../src/system';
-import { cliPath, requireBuiltCli, runCli, type CliRun } from '../support/cli';
+import { requireBuiltCli, runCli, runCliToEnd, type CliRun } from '../support/cli';
 import { testConfig } from '../support/config';
 import { FakeApiServer, kubeconfigFor } from '../support/fake-apiserver';
 import { request, type HttpAnswer } from '../support/http';
@@ -74,17 +73,7 @@ async function waitForNodes(names: string[]): Promise<void> {
 }
 
 function oneShot(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [cliPath, 'fleet', ...args, '--fleet-config', path.join(dir, 'oneshot.yaml')], {
-      env: { PATH: process.env.PATH, KUBECONFIG: path.join(dir, 'kubeconfig') },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
+  return runCliToEnd(['fleet', ...args, '--fleet-config', path.join(dir, 'oneshot.yaml')], { KUBECONFIG: path.join(dir, 'kubeconfig') });
 }
 
 beforeAll(async () => {

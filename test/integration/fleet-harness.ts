@@ -7,6 +7,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { X509Certificate } from 'node:crypto';
+import { PassThrough } from 'node:stream';
+import { runFleetCommand } from '../../src/fleet/cli';
 import { request, type HttpAnswer } from '../support/http';
 import type { TestPki } from '../support/pki';
 
@@ -153,4 +155,16 @@ export function fleetWrite(url: string, pki: TestPki, method: 'PUT' | 'DELETE', 
     ca: pki.serverCA.certPem,
     client: pki.client,
   });
+}
+
+/** `fabric-ops fleet ...args` run in this process (src/fleet/cli.ts) with `env`: its exit code and output. */
+export async function fleetCommandInProcess(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
+  const out = new PassThrough();
+  const err = new PassThrough();
+  let stdout = '';
+  let stderr = '';
+  out.on('data', (data: Buffer) => (stdout += data.toString()));
+  err.on('data', (data: Buffer) => (stderr += data.toString()));
+  const code = await runFleetCommand(args, env, out, err);
+  return { code, stdout, stderr };
 }

@@ -7,13 +7,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { PassThrough, Writable } from 'node:stream';
+import { Writable } from 'node:stream';
 import { fleetConfigFrom, fleetExtension } from '../../src/fleet';
-import { maxAnswerBytes, runFleetCommand } from '../../src/fleet/cli';
+import { maxAnswerBytes } from '../../src/fleet/cli';
 import { startOperationsSystem, type OperationsSystem } from '../../src/system';
 import { testConfig } from '../support/config';
 import { request } from '../support/http';
 import { createTestPki, serverTls, type TestPki } from '../support/pki';
+import { fleetCommandInProcess } from './fleet-harness';
 
 jest.setTimeout(60_000);
 
@@ -137,20 +138,13 @@ describe('fabric-ops fleet: the answer is read up to maxAnswerBytes', () => {
     };
   }
 
-  async function fleetCommand(url: string): Promise<{ code: number; stdout: string; stderr: string }> {
-    const out = new PassThrough();
-    const err = new PassThrough();
-    let stdout = '';
-    let stderr = '';
-    out.on('data', (data: Buffer) => (stdout += data.toString()));
-    err.on('data', (data: Buffer) => (stderr += data.toString()));
-    const code = await runFleetCommand(
-      ['logspec', 'get'],
-      { FABRIC_OPS_FLEET_URL: url, FABRIC_OPS_FLEET_CERT: pki.client.cert, FABRIC_OPS_FLEET_KEY: pki.client.key, FABRIC_OPS_FLEET_CACERT: pki.serverCA.cert },
-      out,
-      err,
-    );
-    return { code, stdout, stderr };
+  function fleetCommand(url: string): Promise<{ code: number; stdout: string; stderr: string }> {
+    return fleetCommandInProcess(['logspec', 'get'], {
+      FABRIC_OPS_FLEET_URL: url,
+      FABRIC_OPS_FLEET_CERT: pki.client.cert,
+      FABRIC_OPS_FLEET_KEY: pki.client.key,
+      FABRIC_OPS_FLEET_CACERT: pki.serverCA.cert,
+    });
   }
 
   test('an endless answer: exit 1 naming the cap, and the command stops reading', async () => {

@@ -44,3 +44,10 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): CliRun {
     });
   return { child, stdout: () => out, stderr: () => err, exited, listening };
 }
+
+/** Runs `node dist/cli.js ...args` to its end (a one-shot command) with exactly the environment given (plus PATH): its exit code and whole output. */
+export function runCliToEnd(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const run = runCli(args, env);
+  // 'close', not 'exit': the output pipes are read to their end first.
+  return new Promise((resolve) => run.child.on('close', (code) => resolve({ code, stdout: run.stdout(), stderr: run.stderr() })));
+}
