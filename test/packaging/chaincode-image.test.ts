@@ -7,6 +7,7 @@
 import { cp, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { requireBuiltCli } from '../support/cli';
 import { request } from '../support/http';
 import { freeTcpPort } from '../support/ports';
 import { requireCommand } from '../support/prerequisites';
@@ -37,9 +38,12 @@ describe('the chaincode example image', () => {
     requireCommand('docker', 'run scripts/test-prereqs.sh (Debian: apt-get install docker.io)');
     context = await mkdtemp(join(tmpdir(), 'fabric-ops-cc-image-'));
     await cp(join(repoRoot, 'examples/chaincode-as-a-service'), context, { recursive: true });
-    // As the Dockerfile's header says: build, then pack into the build context.
-    await run('npm', ['run', '--silent', 'build']);
-    await run('npm', ['pack', '--silent', '--pack-destination', context]);
+    // As the Dockerfile's header says: build, then pack into the build context. The build is the
+    // one `make test` made (requireBuiltCli): building again here would rewrite dist/ under the
+    // tests running beside this one (a command reading its bundle mid-write), so the pack skips
+    // its prepack build.
+    requireBuiltCli();
+    await run('npm', ['pack', '--silent', '--ignore-scripts', '--pack-destination', context]);
     expect((await readdir(context)).filter((file) => /^fabric-ops-.*\.tgz$/.test(file))).toHaveLength(1);
     await run(join(repoRoot, 'scripts/build-node-base.sh'), [localBase]);
     const registry = (await run('npm', ['config', 'get', 'registry']).catch(() => 'https://registry.npmjs.org/')).trim();
