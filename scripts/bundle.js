@@ -293,6 +293,10 @@ async function main() {
     entryPoints: [path.join(root, 'src', 'command.ts')],
     outfile: path.join(root, 'dist', commandFile),
     external: EXTERNAL,
+    // The command loads its Kubernetes chunk (ESM) with require() (require(esm), Node >= 22.12),
+    // not import(): dist/cli.js runs this bundle through vm.Script for its code cache, and a
+    // script run so can import() only with Node's experimental USE_MAIN_CONTEXT_DEFAULT_LOADER.
+    supported: { 'dynamic-import': false },
     plugins: [absentPlugin, deferredPlugin, debugPlugin, mimeMapsPlugin, routerMatchersPlugin, promClientPlugin, kubernetesClientPlugin],
   });
   const kubernetes = await bundleKubernetesClient();

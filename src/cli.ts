@@ -9,7 +9,7 @@ import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, rena
 import { url as inspectorUrl } from 'node:inspector';
 import Module, { createRequire, enableCompileCache, flushCompileCache, getCompileCacheDir } from 'node:module';
 import { dirname, join } from 'node:path';
-import { Script, constants as vmConstants } from 'node:vm';
+import { Script } from 'node:vm';
 import { inspectorRefusal } from './inspector-guard';
 import { nodeVersionProblem } from './node-version';
 
@@ -88,10 +88,8 @@ function runWithCodeCache(file: string, directory: string): (() => void) | null 
     filename: file,
     lineOffset: -1,
     cachedData: cache?.subarray(sourceHash.length),
-    importModuleDynamically: vmConstants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
   });
   if (cache !== null) release(cache);
-  silenceMainContextLoaderWarning();
   const commandModule = new Module(file, module);
   commandModule.filename = file;
   require.cache[file] = commandModule;
@@ -180,21 +178,4 @@ function readInto(fd: number, into: Buffer, offset: number, length: number): num
  */
 function release(bytes: Buffer): void {
   (bytes.buffer as ArrayBuffer & { transfer(length: number): ArrayBuffer }).transfer(0);
-}
-
-/**
- * The bundle run through vm.Script loads the Kubernetes client with `import()`, which needs
- * `importModuleDynamically: USE_MAIN_CONTEXT_DEFAULT_LOADER` (the function form needs
- * --experimental-vm-modules). Node then prints an ExperimentalWarning on stderr at the first
- * `import()`: a line in every log of a pod with the Kubernetes integration, and in the output of
- * `fabric-ops fleet` with discovery. It says nothing an operator can act on (the loader only loads
- * our own chunk), so that one warning, and no other, is dropped.
- */
-function silenceMainContextLoaderWarning(): void {
-  const emit = process.emitWarning.bind(process) as (warning: string | Error, ...rest: unknown[]) => void;
-  process.emitWarning = (warning: string | Error, ...rest: unknown[]) => {
-    const text = typeof warning === 'string' ? warning : warning.message;
-    if (text.startsWith('vm.USE_MAIN_CONTEXT_DEFAULT_LOADER ')) return;
-    emit(warning, ...rest);
-  };
 }
