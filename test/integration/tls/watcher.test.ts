@@ -308,25 +308,30 @@ describe('TlsMaterialWatcher', () => {
   });
 });
 
+/** The server pair and an intermediate client CA valid two days, copied into a directory of their own; the TLS section serving them. */
+async function intermediateCase(name: string, cn: string): Promise<{ tls: TlsConfig; notAfter: number }> {
+  const intermediate = await pki.issue(name, 'clientCA', { usage: 'ca', cn, days: 2 });
+  const dir = join(root, `case-${++caseCount}`);
+  await mkdir(dir);
+  await Promise.all([
+    copyFile(pki.server.cert, join(dir, 'tls.crt')),
+    copyFile(pki.server.key, join(dir, 'tls.key')),
+    copyFile(intermediate.cert, join(dir, 'ca.crt')),
+  ]);
+  const tls: TlsConfig = {
+    enabled: true,
+    certFile: join(dir, 'tls.crt'),
+    keyFile: join(dir, 'tls.key'),
+    clientAuthRequired: false,
+    clientRootCAFiles: [join(dir, 'ca.crt')],
+    requireDedicatedCA: false,
+  };
+  return { tls, notAfter: Date.parse(new X509Certificate(intermediate.certPem).validTo) };
+}
+
 describe('TlsMaterialWatcher and an intermediate client CA', () => {
   it('rebuilds the trust anchors when the intermediate leaves its validity window, though no file changed', async () => {
-    const intermediate = await pki.issue('watched-intermediate', 'clientCA', { usage: 'ca', cn: 'watched intermediate', days: 2 });
-    const dir = join(root, `case-${++caseCount}`);
-    await mkdir(dir);
-    await Promise.all([
-      copyFile(pki.server.cert, join(dir, 'tls.crt')),
-      copyFile(pki.server.key, join(dir, 'tls.key')),
-      copyFile(intermediate.cert, join(dir, 'ca.crt')),
-    ]);
-    const tls: TlsConfig = {
-      enabled: true,
-      certFile: join(dir, 'tls.crt'),
-      keyFile: join(dir, 'tls.key'),
-      clientAuthRequired: false,
-      clientRootCAFiles: [join(dir, 'ca.crt')],
-      requireDedicatedCA: false,
-    };
-    const notAfter = Date.parse(new X509Certificate(intermediate.certPem).validTo);
+    const { tls, notAfter } = await intermediateCase('watched-intermediate', 'watched intermediate');
     let now = Date.now();
     const initial = loadTlsMaterial(tls, keys, now);
     expect(initial.trustedClientCAPems).toHaveLength(1);
@@ -352,23 +357,7 @@ describe('TlsMaterialWatcher and an intermediate client CA', () => {
   });
 
   it('a hand-over refused at the trust change is not retried at every poll after it', async () => {
-    const intermediate = await pki.issue('refused-intermediate', 'clientCA', { usage: 'ca', cn: 'refused intermediate', days: 2 });
-    const dir = join(root, `case-${++caseCount}`);
-    await mkdir(dir);
-    await Promise.all([
-      copyFile(pki.server.cert, join(dir, 'tls.crt')),
-      copyFile(pki.server.key, join(dir, 'tls.key')),
-      copyFile(intermediate.cert, join(dir, 'ca.crt')),
-    ]);
-    const tls: TlsConfig = {
-      enabled: true,
-      certFile: join(dir, 'tls.crt'),
-      keyFile: join(dir, 'tls.key'),
-      clientAuthRequired: false,
-      clientRootCAFiles: [join(dir, 'ca.crt')],
-      requireDedicatedCA: false,
-    };
-    const notAfter = Date.parse(new X509Certificate(intermediate.certPem).validTo);
+    const { tls, notAfter } = await intermediateCase('refused-intermediate', 'refused intermediate');
     let now = Date.now();
     let offered = 0;
     const watcher = new TlsMaterialWatcher({
