@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { waitFor as poll } from '../support/wait';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -11,6 +11,7 @@ import { PassThrough } from 'node:stream';
 import { runFleetCommand } from '../../src/fleet/cli';
 import { request, type HttpAnswer } from '../support/http';
 import type { TestPki } from '../support/pki';
+import { logTail } from '../support/processes';
 
 const execFileAsync = promisify(execFile);
 
@@ -52,12 +53,11 @@ export class FabricNodes {
     // a base whose ports are taken fails the start, and another base is tried (three in all).
     let lastError: unknown;
     for (let attempt = 0; attempt < 3; attempt += 1) {
-      const base = 30000 + Math.floor(Math.random() * 800) * 40;
       const env = {
         ...process.env,
         FABRIC_HOME: path.join(toolsDir(), `fabric-${release}`),
         FABNODES_DIR: dir,
-        BASE_PORT: String(base),
+        BASE_PORT: String(fabricBasePort()),
         ORGS: String(settings.orgs),
         PEERS_PER_ORG: String(settings.peersPerOrg),
         ORDERERS: String(settings.orderers),
@@ -74,18 +74,38 @@ export class FabricNodes {
     throw lastError;
   }
 
+  /**
+   * Starts every node (again, on the same ports: the fleet's configuration names them). The
+   * script's `up` removes the folder first, so each failed node's log is read into the error.
+   */
   async up(): Promise<void> {
     try {
       await execFileAsync(path.join(toolsDir(), 'fabric-nodes.sh'), ['up'], { env: this.env, cwd: this.dir, timeout: 30_000 });
     } catch (error) {
       const { stdout = '', stderr = '' } = error as { stdout?: string; stderr?: string };
-      throw new Error(`fabric-nodes.sh up (${this.release}) failed: ${stdout}\n${stderr}`, { cause: error });
+      const logs = [...stdout.matchAll(/(\S+) did not come up/g)].map(([, name]) => {
+        const org = /\.(org\d+)$/.exec(name ?? '')?.[1] ?? '';
+        return `--- ${name} node.log:\n${logTail(path.join(this.dir, org, name ?? '', 'node.log'))}`;
+      });
+      throw new Error(`fabric-nodes.sh up (${this.release}) failed: ${stdout}\n${stderr}\n${logs.join('\n')}`, { cause: error });
     }
     this.nodes = JSON.parse(readFileSync(path.join(this.dir, 'nodes.json'), 'utf8')) as FabricNodeEntry[];
   }
 
+  /**
+   * Stops every node and waits until each has exited. The script only sends SIGTERM; a node
+   * still holding its ports when `up` starts it again would fail to bind them.
+   */
   async down(): Promise<void> {
     await execFileAsync(path.join(toolsDir(), 'fabric-nodes.sh'), ['down'], { env: this.env, cwd: this.dir, timeout: 30_000 }).catch(() => undefined);
+    const pids = this.nodes.map((node) => node.pid);
+    const allExited = async () => ((await Promise.all(pids.map(exited))).every(Boolean) ? true : undefined);
+    try {
+      await poll('the Fabric nodes to exit after SIGTERM', allExited, { timeoutMs: 10_000, everyMs: 50 });
+    } catch {
+      for (const pid of pids) killQuietly(pid, 'SIGKILL');
+      await poll('the Fabric nodes to exit after SIGKILL', allExited, { timeoutMs: 5_000, everyMs: 50 });
+    }
   }
 
   async cleanup(): Promise<void> {
@@ -103,6 +123,49 @@ export class FabricNodes {
   certificateNotAfter(name: string): number {
     const file = path.join(this.dir, this.node(name).org, name, 'ops.crt');
     return Math.floor(Date.parse(new X509Certificate(readFileSync(file)).validTo) / 1000);
+  }
+}
+
+/**
+ * A random BASE_PORT for fabric-nodes.sh (4 ports a node, at most 10 nodes), below the kernel's
+ * ephemeral range: a port there that a node frees when stopped can be taken at once by any
+ * outgoing connection or `listen(0)` of the tests running beside, and the node started again
+ * on it then fails to bind (seen in CI). Other tests ask the kernel for their ports, which are
+ * all in that range; the compose tests' fixed ports (19443, 29xxx) are outside this one.
+ */
+export function fabricBasePort(): number {
+  let ephemeralLow = 32768;
+  try {
+    ephemeralLow = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || ephemeralLow;
+  } catch {
+    // not Linux: the IANA range starts at 49152, above this one
+  }
+  const low = 21000;
+  const high = Math.min(ephemeralLow, 29000) - 40;
+  if (high <= low) throw new Error(`no room for Fabric node ports below the ephemeral range (it starts at ${ephemeralLow})`);
+  return low + Math.floor((Math.random() * (high - low)) / 40) * 40;
+}
+
+/** True when the process has exited: gone, or a zombie its new parent has not reaped yet. */
+async function exited(pid: number): Promise<boolean> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
+  } catch {
+    try {
+      process.kill(pid, 0);
+      return false;
+    } catch {
+      return true;
+    }
+  }
+}
+
+function killQuietly(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // already gone
   }
 }
 

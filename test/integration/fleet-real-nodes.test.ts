@@ -200,18 +200,24 @@ describe('fleet security', () => {
 describe('fleet health and versions', () => {
   test('every node healthy: 200, per-node status and latency', async () => {
     const answer = await fleetCall('/fleet/healthz');
-    const body = answer.json as { status: string; healthy: number; total: number; nodes: Array<{ name: string; status: string; latencyMs: number }> };
+    const body = answer.json as {
+      status: string;
+      healthy: number;
+      total: number;
+      nodes: Array<{ name: string; status: string; latencyMs: number; error?: string }>;
+    };
+    // Each node's error first: when one is not ok, the failure says why.
+    expect(body.nodes.map((node) => [node.name, node.status, node.error])).toEqual([
+      ['peer0.org1', 'ok', undefined],
+      ['peer0.org2', 'ok', undefined],
+      ['orderer0.org2', 'ok', undefined],
+      ['v3-peer0.org1', 'ok', undefined],
+      ['ops0', 'ok', undefined],
+      ['ops1', 'ok', undefined],
+    ]);
     expect(answer.status).toBe(200);
     expect(body.total).toBe(6);
     expect(body.healthy).toBe(6);
-    expect(body.nodes.map((node) => [node.name, node.status])).toEqual([
-      ['peer0.org1', 'ok'],
-      ['peer0.org2', 'ok'],
-      ['orderer0.org2', 'ok'],
-      ['v3-peer0.org1', 'ok'],
-      ['ops0', 'ok'],
-      ['ops1', 'ok'],
-    ]);
     for (const node of body.nodes) expect(node.latencyMs).toBeGreaterThanOrEqual(0);
   });
 
