@@ -6,11 +6,10 @@
 // APIs that an older Node.js lacks, which would fail later and less clearly.
 import { hash } from 'node:crypto';
 import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { url as inspectorUrl } from 'node:inspector';
 import Module, { createRequire, enableCompileCache, flushCompileCache, getCompileCacheDir } from 'node:module';
 import { dirname, join } from 'node:path';
 import { Script } from 'node:vm';
-import { inspectorRefusal } from './inspector-guard';
+import { inspectorMayBeOpen, inspectorRefusal } from './inspector-guard';
 import { nodeVersionProblem } from './node-version';
 
 // A JavaScript listener replaces Node's own SIGUSR1 handler (the one that starts the inspector).
@@ -37,7 +36,10 @@ if (problem !== null) {
   process.stderr.write(`fabric-ops: ${problem}\n`);
   process.exit(2);
 }
-const inspectorProblem = inspectorRefusal(inspectorUrl(), process.env);
+const inspectorProblem = inspectorMayBeOpen(process.execArgv, process.env)
+  ? // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when an option may have opened an inspector
+    inspectorRefusal((require('node:inspector') as typeof import('node:inspector')).url(), process.env)
+  : null;
 if (inspectorProblem !== null) {
   process.stderr.write(`fabric-ops: ${inspectorProblem}\n`);
   process.exit(2);

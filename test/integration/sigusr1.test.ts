@@ -90,7 +90,7 @@ describe('SIGUSR1 does not open the V8 inspector', () => {
   });
 });
 
-describe('an inspector opened by NODE_OPTIONS', () => {
+describe('an inspector opened at start, by NODE_OPTIONS or on the command line', () => {
   it('is refused with exit status 2, naming NODE_OPTIONS and the way to allow it', async () => {
     const run = track(runCli([], { ...env, NODE_OPTIONS: '--inspect=127.0.0.1:0' }));
     let timer: NodeJS.Timeout | undefined;
@@ -103,6 +103,18 @@ describe('an inspector opened by NODE_OPTIONS', () => {
     expect(run.stderr()).toMatch(
       /fabric-ops: a V8 inspector is listening at ws:\/\/127\.0\.0\.1:\d+\/\S+ \(NODE_OPTIONS contains --inspect\).*FABRIC_OPS_ALLOW_INSPECTOR=1/,
     );
+  });
+
+  it('on the command line (`node --inspect dist/cli.js`) is refused the same way', async () => {
+    const run = track(runCli([], env, ['--inspect=127.0.0.1:0']));
+    let timer: NodeJS.Timeout | undefined;
+    const outcome = await Promise.race([
+      run.exited,
+      new Promise<{ code: string }>((done) => (timer = setTimeout(done, 10_000, { code: 'still running after 10 s' }))),
+    ]);
+    clearTimeout(timer);
+    expect(outcome.code).toBe(2);
+    expect(run.stderr()).toMatch(/fabric-ops: a V8 inspector is listening at ws:\/\/127\.0\.0\.1:\d+\/\S+: anyone who can reach it runs code/);
   });
 
   it('runs with FABRIC_OPS_ALLOW_INSPECTOR=1 (the README way to debug), the inspector on the port asked for', async () => {

@@ -29,6 +29,8 @@ beforeAll(async () => {
     const chunk = /\\/dist\\/([^/]+\\.js)$/.exec(file);
     if (chunk && !file.includes('node_modules')) packages.add('dist/' + chunk[1]);
   }
+  // Node's own modules that the start should not load, recorded as node:<name>.
+  for (const entry of process.moduleLoadList) if (entry === 'NativeModule inspector') packages.add('node:inspector');
   require('node:fs').writeFileSync(process.env.RECORD_MODULES_TO, JSON.stringify([...packages].sort()));
 });
 `,
@@ -112,6 +114,8 @@ describe('packages loaded at start', () => {
     );
     expect(loaded.filter((name) => bundled.has(name))).toEqual([]);
     expect(loaded).not.toContain('express');
+    // Loaded only when an --inspect option may have opened an inspector (src/inspector-guard.ts).
+    expect(loaded).not.toContain('node:inspector');
     for (const unused of [
       '@grpc/grpc-js',
       '@grpc/proto-loader',

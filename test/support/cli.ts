@@ -17,9 +17,9 @@ export interface CliRun {
   listening: (timeoutMs?: number) => Promise<string>;
 }
 
-/** Runs `node dist/cli.js ...args` with exactly the environment given (plus PATH). */
-export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): CliRun {
-  const child = spawn(process.execPath, [cliPath, ...args], {
+/** Runs `node ...nodeOptions dist/cli.js ...args` with exactly the environment given (plus PATH). */
+export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, nodeOptions: string[] = []): CliRun {
+  const child = spawn(process.execPath, [...nodeOptions, cliPath, ...args], {
     env: { PATH: process.env.PATH, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

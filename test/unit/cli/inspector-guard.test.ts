@@ -1,4 +1,4 @@
-import { allowInspectorVariable, inspectorRefusal } from '../../../src/inspector-guard';
+import { allowInspectorVariable, inspectorMayBeOpen, inspectorRefusal } from '../../../src/inspector-guard';
 
 describe('inspectorRefusal', () => {
   const url = 'ws://127.0.0.1:9229/0f1e2d3c';
@@ -18,5 +18,20 @@ describe('inspectorRefusal', () => {
   it('allows it with FABRIC_OPS_ALLOW_INSPECTOR=1 only', () => {
     expect(inspectorRefusal(url, { FABRIC_OPS_ALLOW_INSPECTOR: '1' })).toBeNull();
     expect(inspectorRefusal(url, { FABRIC_OPS_ALLOW_INSPECTOR: 'true' })).not.toBeNull();
+  });
+});
+
+describe('inspectorMayBeOpen', () => {
+  it('is true for any --inspect option on the command line or in NODE_OPTIONS, and for a configuration file', () => {
+    expect(inspectorMayBeOpen(['--inspect'], {})).toBe(true);
+    expect(inspectorMayBeOpen(['--disable-sigusr1', '--inspect-brk=0'], {})).toBe(true);
+    expect(inspectorMayBeOpen([], { NODE_OPTIONS: '--max-old-space-size=200 --inspect-wait=127.0.0.1:0' })).toBe(true);
+    expect(inspectorMayBeOpen(['--experimental-config-file=node.config.json'], {})).toBe(true);
+    expect(inspectorMayBeOpen([], { NODE_OPTIONS: '--experimental-default-config-file' })).toBe(true);
+  });
+
+  it('is false when no option can have opened one (node:inspector is then not loaded)', () => {
+    expect(inspectorMayBeOpen([], {})).toBe(false);
+    expect(inspectorMayBeOpen(['--disable-sigusr1', '--enable-source-maps'], { NODE_OPTIONS: '--max-old-space-size=200' })).toBe(false);
   });
 });
