@@ -42,9 +42,14 @@ const absentPlugin = {
 // command keeps express 5's default, 'simple'). In the bundle each is a stand-in whose functions
 // load the real package from node_modules on their first call, so nothing changes for code that
 // does use them, and the command neither parses nor evaluates them at start (issue 20).
+//
+// yargs-parser is convict's, for settings read from command-line arguments (a schema key's `arg`):
+// fabric-ops's schemas have none, and convict (patched below, convictArgumentsPlugin) then does
+// not call it; the stand-in is the function itself (`callable`), loading the real one on a call.
 const DEFERRED = {
   'body-parser': { from: /[\\/]express[\\/]lib[\\/]express\.js$/, functions: ['json', 'raw', 'text', 'urlencoded'] },
   qs: { from: /[\\/]express[\\/]lib[\\/]utils\.js$/, functions: ['parse', 'stringify'] },
+  'yargs-parser': { from: /[\\/]convict[\\/]src[\\/]main\.js$/, callable: true, functions: ['detailed', 'camelCase', 'decamelize', 'looksLikeNumber'] },
 };
 const deferredPlugin = {
   name: 'deferred-express-dependencies',
@@ -59,12 +64,14 @@ const deferredPlugin = {
       }
       return { path: args.path, namespace: 'deferred' };
     });
-    build.onLoad({ filter: /.*/, namespace: 'deferred' }, (args) => ({
-      contents: DEFERRED[args.path].functions
-        .map((name) => `exports.${name} = function ${name}() { return require(${JSON.stringify(args.path)}).${name}.apply(this, arguments); };`)
-        .join('\n'),
-      loader: 'js',
-    }));
+    build.onLoad({ filter: /.*/, namespace: 'deferred' }, (args) => {
+      const { callable, functions } = DEFERRED[args.path];
+      const real = `require(${JSON.stringify(args.path)})`;
+      const lines = callable ? [`module.exports = function () { return ${real}.apply(this, arguments); };`] : [];
+      const target = callable ? 'module.exports' : 'exports';
+      for (const name of functions) lines.push(`${target}.${name} = function ${name}() { return ${real}.${name}.apply(this, arguments); };`);
+      return { contents: lines.join('\n'), loader: 'js' };
+    });
   },
 };
 
@@ -167,6 +174,48 @@ const routerMatchersPlugin = {
         throw new Error(`${args.path}: not the router source scripts/bundle.js expects (routerMatcherPerLayer); check and update the plugin`);
       }
       return { contents: text.replace(routerMatcherPerLayer, routerSharedMatcher), loader: 'js' };
+    });
+  },
+};
+
+// bunyan checks its arguments with node:assert (ok, equal, fail), whose load brings six of Node's
+// modules (about 0.6 ms of every start). In the bundle bunyan's `assert` is a stand-in that makes
+// the same checks and calls node:assert only when one fails, so the error thrown is node:assert's.
+const assertStandIn = `function real() { return require('node:assert'); }
+exports.ok = function ok(value, message) { if (!value) real().ok.apply(null, arguments); };
+exports.equal = function equal(actual, expected, message) { if (actual != expected) real().equal.apply(null, arguments); };
+exports.fail = function fail() { return real().fail.apply(null, arguments); };`;
+const assertOnFailurePlugin = {
+  name: 'assert-on-failure',
+  setup(build) {
+    build.onResolve({ filter: /^(node:)?assert$/ }, (args) => {
+      if (args.namespace === 'assert-on-failure') return { path: 'node:assert', external: true };
+      if (!/[\\/]node_modules[\\/]bunyan[\\/]/.test(args.importer)) return undefined;
+      return { path: 'assert', namespace: 'assert-on-failure' };
+    });
+    build.onLoad({ filter: /.*/, namespace: 'assert-on-failure' }, () => ({ contents: assertStandIn, loader: 'js' }));
+  },
+};
+
+// convict parses the command line with yargs-parser whenever it builds a configuration, and then
+// reads from the result only the schema keys that name an `arg`: fabric-ops's have none, so in
+// the bundle the parse is skipped when no key names one (about 1.5 ms of every start with
+// yargs-parser's own load, which DEFERRED then also spares). Checked as for mime-types.
+const convictParsesArguments = `function importArguments(o) {
+  const argv = parseArgs(`;
+const convictParsesArgumentsWhenUsed = `function importArguments(o) {
+  // fabric-ops bundle (scripts/bundle.js): nothing to read without a key that names an arg.
+  if (Object.keys(o._argv).length === 0) return
+  const argv = parseArgs(`;
+const convictArgumentsPlugin = {
+  name: 'convict-arguments-when-used',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]node_modules[\\/]convict[\\/]src[\\/]main\.js$/ }, (args) => {
+      const text = fs.readFileSync(args.path, 'utf8');
+      if (!text.includes(convictParsesArguments)) {
+        throw new Error(`${args.path}: not the convict source scripts/bundle.js expects (convictParsesArguments); check and update the plugin`);
+      }
+      return { contents: text.replace(convictParsesArguments, convictParsesArgumentsWhenUsed), loader: 'js' };
     });
   },
 };
@@ -297,7 +346,17 @@ async function main() {
     // not import(): dist/cli.js runs this bundle through vm.Script for its code cache, and a
     // script run so can import() only with Node's experimental USE_MAIN_CONTEXT_DEFAULT_LOADER.
     supported: { 'dynamic-import': false },
-    plugins: [absentPlugin, deferredPlugin, debugPlugin, mimeMapsPlugin, routerMatchersPlugin, promClientPlugin, kubernetesClientPlugin],
+    plugins: [
+      absentPlugin,
+      deferredPlugin,
+      debugPlugin,
+      assertOnFailurePlugin,
+      mimeMapsPlugin,
+      routerMatchersPlugin,
+      convictArgumentsPlugin,
+      promClientPlugin,
+      kubernetesClientPlugin,
+    ],
   });
   const kubernetes = await bundleKubernetesClient();
   const promClient = await bundlePromClient();

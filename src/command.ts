@@ -45,6 +45,9 @@ function fail(code: number, lines: readonly string[]): never {
 }
 
 function parseCommandLine(argv: string[]): { configFile?: string; dialect?: Dialect; fleetConfig?: string } {
+  // The usual start (settings from the environment) has no arguments: util.parseArgs and its
+  // modules are not loaded for it (issue 20).
+  if (argv.length === 0) return {};
   let parsed;
   try {
     parsed = parseArgs({

@@ -1,5 +1,4 @@
-import { type BigIntStats, closeSync, constants, fstatSync, openSync, readSync, realpathSync } from 'node:fs';
-import { open, stat } from 'node:fs/promises';
+import { type BigIntStats, close, closeSync, constants, fstat, fstatSync, open, openSync, read, readSync, realpathSync, stat } from 'node:fs';
 import { describeFileError } from '../file-errors';
 
 /**
@@ -125,21 +124,39 @@ export function readPemFileSync(path: string): FileRead {
   }
 }
 
+// node:fs's callback functions as promises: node:fs/promises would load, at every start, Node's
+// readline, REPL-history and directory modules that its FileHandle needs (about 1 ms; issue 20).
+function openAsync(path: string, flags: number): Promise<number> {
+  return new Promise((resolve, reject) => open(path, flags, (error, fd) => (error ? reject(error) : resolve(fd))));
+}
+function fstatAsync(fd: number): Promise<BigIntStats> {
+  return new Promise((resolve, reject) => fstat(fd, { bigint: true }, (error, stats) => (error ? reject(error) : resolve(stats))));
+}
+function readAsync(fd: number, buffer: Buffer, offset: number, length: number): Promise<number> {
+  return new Promise((resolve, reject) => read(fd, buffer, offset, length, null, (error, bytesRead) => (error ? reject(error) : resolve(bytesRead))));
+}
+function closeAsync(fd: number): Promise<void> {
+  return new Promise((resolve, reject) => close(fd, (error) => (error ? reject(error) : resolve())));
+}
+function statAsync(path: string): Promise<BigIntStats> {
+  return new Promise((resolve, reject) => stat(path, { bigint: true }, (error, stats) => (error ? reject(error) : resolve(stats))));
+}
+
 /** readPemFileSync without blocking the event loop. Never rejects. */
 export async function readPemFile(path: string): Promise<FileRead> {
-  let handle;
+  let fd: number;
   try {
-    handle = await open(path, openFlags);
+    fd = await openAsync(path, openFlags);
   } catch (error) {
     return failed(describeFileError(error));
   }
   try {
-    const stats = await handle.stat({ bigint: true });
+    const stats = await fstatAsync(fd);
     const refused = refusal(path, stats);
     if (refused !== null) return failed(refused);
     const contents = new Contents(stats.size);
     while (contents.room() > 0) {
-      const { bytesRead } = await handle.read(contents.buffer, contents.length, contents.room(), null);
+      const bytesRead = await readAsync(fd, contents.buffer, contents.length, contents.room());
       if (bytesRead === 0) return contents.done();
       contents.length += bytesRead;
       contents.grow();
@@ -148,7 +165,7 @@ export async function readPemFile(path: string): Promise<FileRead> {
   } catch (error) {
     return failed(describeFileError(error));
   } finally {
-    await handle.close().catch(() => undefined);
+    await closeAsync(fd).catch(() => undefined);
   }
 }
 
@@ -159,7 +176,7 @@ export async function readPemFile(path: string): Promise<FileRead> {
  */
 export async function fileIdentity(path: string): Promise<string> {
   try {
-    const s = await stat(path, { bigint: true });
+    const s = await statAsync(path);
     return `${s.dev}:${s.ino}:${s.mode}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
   } catch (error) {
     return `error:${(error as NodeJS.ErrnoException).code ?? String(error)}`;

@@ -1,7 +1,6 @@
 import { X509Certificate } from 'node:crypto';
 import { once } from 'node:events';
 import fs, { mkdirSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
-import fsPromises from 'node:fs/promises';
 import { type Server, createServer, get } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -20,7 +19,7 @@ import { type KeyPair, createTestPki, type TestPki } from '../support/pki';
  * window, once the files hold B and polls have run, new connections must get B.
  *
  * The flip is made at the worst moment by wrapping the file-opening functions the watcher may
- * use (fs.readFileSync, fs/promises open): after the poll has opened the last watched file.
+ * use (fs.readFileSync, fs.open): after the poll has opened the last watched file.
  */
 
 const keys = baseTestConfig().keys;
@@ -111,13 +110,14 @@ it('after the files change between the reads of one poll and back, new connectio
       return result;
     }) as typeof fs.readFileSync),
   ];
-  const open = fsPromises.open;
+  const open = fs.open;
   spies.push(
-    jest.spyOn(fsPromises, 'open').mockImplementation(async (...args: Parameters<typeof fsPromises.open>) => {
-      const handle = await open(...args);
-      flipAfterLastFile(args[0]);
-      return handle;
-    }),
+    jest.spyOn(fs, 'open').mockImplementation(((path: fs.PathLike, flags: number, callback: (error: NodeJS.ErrnoException | null, fd: number) => void) => {
+      open(path, flags, (error, fd) => {
+        flipAfterLastFile(path);
+        callback(error, fd);
+      });
+    }) as unknown as typeof fs.open),
   );
   try {
     flip('b');
