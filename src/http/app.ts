@@ -54,15 +54,18 @@ export function createOperationsApp(domain: OperationsDomain, options: AppOption
 
   const clientCertificate = requireClientCertificate(options.tlsEnabled, options.logger);
 
+  // One express route per path, its methods in order, then any other method (405). A route's
+  // all() is one layer; app.all() would add one per HTTP method (34), at every start (issue 20).
   for (const route of routes) {
     const guard: RequestHandler[] = route.protected ? [clientCertificate] : [];
-    app.get(route.path, ...guard, route.get);
-    if (route.put) app.put(route.path, ...guard, route.put);
-    app.options(route.path, (_req, res) => {
+    const methods = app.route(route.path);
+    methods.get(...guard, route.get);
+    if (route.put) methods.put(...guard, route.put);
+    methods.options((_req, res) => {
       res.setHeader('Allow', allowed(route));
       res.status(204).end();
     });
-    app.all(route.path, ...guard, (req, res) => {
+    methods.all(...guard, (req, res) => {
       res.setHeader('Allow', allowed(route));
       sendError(res, 405, `method ${req.method} not allowed on ${route.path}; allowed: ${allowed(route)}`);
     });
