@@ -128,18 +128,29 @@ Object.defineProperty(exports, 'extensions', { enumerable: true, get: function (
 exports.lookup = lookup
 Object.defineProperty(exports, 'types', { enumerable: true, get: function () { return maps().types } })
 exports._extensionConflicts = []`;
-const mimeMapsPlugin = {
-  name: 'mime-types-maps-on-first-use',
-  setup(build) {
-    build.onLoad({ filter: /[\\/]node_modules[\\/]mime-types[\\/]index\.js$/ }, (args) => {
-      const text = fs.readFileSync(args.path, 'utf8');
-      if (!text.includes(mimeMapsAtLoad)) {
-        throw new Error(`${args.path}: not the mime-types source scripts/bundle.js expects (mimeMapsAtLoad); check and update the plugin`);
-      }
-      return { contents: text.replace(mimeMapsAtLoad, mimeMapsOnFirstUse), loader: 'js' };
-    });
-  },
-};
+// A plugin that replaces `expected` with `replacement` in the one file matching `file`: the build
+// fails when the text is not there (a new version of the package), rather than bundling it
+// unchanged unnoticed. `what` names the text in that message.
+function sourcePatch(name, file, what, expected, replacement) {
+  return {
+    name,
+    setup(build) {
+      build.onLoad({ filter: file }, (args) => {
+        const text = fs.readFileSync(args.path, 'utf8');
+        if (!text.includes(expected)) throw new Error(`${args.path}: not the source scripts/bundle.js expects (${what}); check and update the plugin`);
+        return { contents: text.replace(expected, replacement), loader: 'js' };
+      });
+    },
+  };
+}
+
+const mimeMapsPlugin = sourcePatch(
+  'mime-types-maps-on-first-use',
+  /[\\/]node_modules[\\/]mime-types[\\/]index\.js$/,
+  'mimeMapsAtLoad',
+  mimeMapsAtLoad,
+  mimeMapsOnFirstUse,
+);
 
 // router (express 5's) compiles a path-to-regexp matcher for every layer it makes, and a route
 // makes one layer per handler and method: `app.all(path, ...)` is one per HTTP method (34), all
@@ -165,18 +176,13 @@ function sharedMatcher (path, opts, matcher) {
   }
   return found
 }`;
-const routerMatchersPlugin = {
-  name: 'router-shared-matchers',
-  setup(build) {
-    build.onLoad({ filter: /[\\/]node_modules[\\/]router[\\/]lib[\\/]layer\.js$/ }, (args) => {
-      const text = fs.readFileSync(args.path, 'utf8');
-      if (!text.includes(routerMatcherPerLayer)) {
-        throw new Error(`${args.path}: not the router source scripts/bundle.js expects (routerMatcherPerLayer); check and update the plugin`);
-      }
-      return { contents: text.replace(routerMatcherPerLayer, routerSharedMatcher), loader: 'js' };
-    });
-  },
-};
+const routerMatchersPlugin = sourcePatch(
+  'router-shared-matchers',
+  /[\\/]node_modules[\\/]router[\\/]lib[\\/]layer\.js$/,
+  'routerMatcherPerLayer',
+  routerMatcherPerLayer,
+  routerSharedMatcher,
+);
 
 // bunyan checks its arguments with node:assert (ok, equal, fail), whose load brings six of Node's
 // modules (about 0.6 ms of every start). In the bundle bunyan's `assert` is a stand-in that makes
@@ -207,18 +213,13 @@ const convictParsesArgumentsWhenUsed = `function importArguments(o) {
   // fabric-ops bundle (scripts/bundle.js): nothing to read without a key that names an arg.
   if (Object.keys(o._argv).length === 0) return
   const argv = parseArgs(`;
-const convictArgumentsPlugin = {
-  name: 'convict-arguments-when-used',
-  setup(build) {
-    build.onLoad({ filter: /[\\/]node_modules[\\/]convict[\\/]src[\\/]main\.js$/ }, (args) => {
-      const text = fs.readFileSync(args.path, 'utf8');
-      if (!text.includes(convictParsesArguments)) {
-        throw new Error(`${args.path}: not the convict source scripts/bundle.js expects (convictParsesArguments); check and update the plugin`);
-      }
-      return { contents: text.replace(convictParsesArguments, convictParsesArgumentsWhenUsed), loader: 'js' };
-    });
-  },
-};
+const convictArgumentsPlugin = sourcePatch(
+  'convict-arguments-when-used',
+  /[\\/]node_modules[\\/]convict[\\/]src[\\/]main\.js$/,
+  'convictParsesArguments',
+  convictParsesArguments,
+  convictParsesArgumentsWhenUsed,
+);
 
 // esbuild escapes non-ASCII characters in strings but not in regular expressions or the comments
 // it keeps; one such character makes V8 hold the whole source as a two-byte string (twice the

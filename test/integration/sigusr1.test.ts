@@ -56,6 +56,17 @@ function runBin(): CliRun {
   return track({ child, stdout: () => out, stderr: () => err, exited, listening });
 }
 
+/** The run's exit code, or a sentence saying it is still running after `ms` (it is killed after the test). */
+async function exitCodeWithin(run: CliRun, ms: number): Promise<number | null | string> {
+  let timer: NodeJS.Timeout | undefined;
+  const outcome = await Promise.race([
+    run.exited,
+    new Promise<{ code: string }>((done) => (timer = setTimeout(done, ms, { code: `still running after ${ms} ms` }))),
+  ]);
+  clearTimeout(timer);
+  return outcome.code;
+}
+
 async function signalAndCheck(run: CliRun): Promise<string> {
   const url = await run.listening();
   const port = Number(new URL(url).port);
@@ -93,13 +104,7 @@ describe('SIGUSR1 does not open the V8 inspector', () => {
 describe('an inspector opened at start, by NODE_OPTIONS or on the command line', () => {
   it('is refused with exit status 2, naming NODE_OPTIONS and the way to allow it', async () => {
     const run = track(runCli([], { ...env, NODE_OPTIONS: '--inspect=127.0.0.1:0' }));
-    let timer: NodeJS.Timeout | undefined;
-    const outcome = await Promise.race([
-      run.exited,
-      new Promise<{ code: string }>((done) => (timer = setTimeout(done, 10_000, { code: 'still running after 10 s' }))),
-    ]);
-    clearTimeout(timer);
-    expect(outcome.code).toBe(2);
+    expect(await exitCodeWithin(run, 10_000)).toBe(2);
     expect(run.stderr()).toMatch(
       /fabric-ops: a V8 inspector is listening at ws:\/\/127\.0\.0\.1:\d+\/\S+ \(NODE_OPTIONS contains --inspect\).*FABRIC_OPS_ALLOW_INSPECTOR=1/,
     );
@@ -107,13 +112,7 @@ describe('an inspector opened at start, by NODE_OPTIONS or on the command line',
 
   it('on the command line (`node --inspect dist/cli.js`) is refused the same way', async () => {
     const run = track(runCli([], env, ['--inspect=127.0.0.1:0']));
-    let timer: NodeJS.Timeout | undefined;
-    const outcome = await Promise.race([
-      run.exited,
-      new Promise<{ code: string }>((done) => (timer = setTimeout(done, 10_000, { code: 'still running after 10 s' }))),
-    ]);
-    clearTimeout(timer);
-    expect(outcome.code).toBe(2);
+    expect(await exitCodeWithin(run, 10_000)).toBe(2);
     expect(run.stderr()).toMatch(/fabric-ops: a V8 inspector is listening at ws:\/\/127\.0\.0\.1:\d+\/\S+: anyone who can reach it runs code/);
   });
 
