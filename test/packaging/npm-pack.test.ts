@@ -91,8 +91,8 @@ describe('npm pack from a clean clone', () => {
         const file = resolve(dirname(join(installed, map)), source);
         if (await stat(file).catch(() => null)) continue;
         // A bundled package's file, or one of esbuild's virtual modules (scripts/bundle.js: `absent:`,
-        // `deferred:`, `debug-when-asked:`).
-        const bundled = file.startsWith(join(installed, 'node_modules') + '/') || /^(absent|deferred|debug-when-asked):/.test(source);
+        // `deferred:`, `debug-when-asked:`, `assert-on-failure:`).
+        const bundled = file.startsWith(join(installed, 'node_modules') + '/') || /^(absent|deferred|debug-when-asked|assert-on-failure):/.test(source);
         const carried = typeof sourcesContent?.[index] === 'string' && bundled;
         if (!carried) missing.push(`${map} -> ${source}`);
       }
