@@ -129,6 +129,22 @@ async function main(): Promise<void> {
     return;
   }
   const { fleetConfig, ...options } = parseCommandLine(process.argv.slice(2));
+  // SIGTERM and SIGINT are taken from here on: one that comes during the start (after the
+  // "listening" line, say, before the start has returned) stops the service once it is up, as
+  // later ones do, rather than killing the process (Node's default for a signal nobody handles).
+  let stopping: ((signal: NodeJS.Signals) => void) | null = null;
+  let signalled: NodeJS.Signals | null = null;
+  let warn = (line: string): void => void process.stderr.write(`fabric-ops: ${line}\n`);
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (signalled !== null) {
+      warn(`received ${signal} again; exiting now`);
+      process.exit(exitCodes.runtime);
+    }
+    signalled = signal;
+    stopping?.(signal);
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
   // The Kubernetes settings (pod identity, credentials) are checked before the server listens:
   // a service that logs "listening" and then exits misleads whoever reads the log.
   // The configuration is read once, here, and handed to OperationsSystem.start.
@@ -161,13 +177,8 @@ async function main(): Promise<void> {
   }
 
   const logger = system.getLogger('operations');
-  let signalled = false;
-  const onSignal = (signal: NodeJS.Signals): void => {
-    if (signalled) {
-      logger.warn(`received ${signal} again; exiting now`);
-      process.exit(exitCodes.runtime);
-    }
-    signalled = true;
+  warn = (line) => logger.warn(line);
+  stopping = (signal) => {
     logger.info(`received ${signal}; stopping (in-flight requests get up to ${stopGraceMs / 1000}s)`);
     Promise.resolve(kubernetes?.stop())
       .then(() => system.stop())
@@ -179,8 +190,7 @@ async function main(): Promise<void> {
         (err: unknown) => fail(exitCodes.runtime, [`error while stopping: ${messageOf(err)}`]),
       );
   };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
+  if (signalled !== null) stopping(signalled);
 }
 
 void main();
