@@ -119,6 +119,21 @@ export class FabricNodes {
     return found;
   }
 
+  /** A request to a node's own operations endpoint, with its org's client certificate. */
+  request(name: string, pathName: string, options: { method?: string; body?: string } = {}): Promise<HttpAnswer> {
+    const node = this.node(name);
+    return request(`${node.url}${pathName}`, {
+      ...options,
+      ca: readFileSync(node.caFile, 'utf8'),
+      client: {
+        cert: node.clientCertFile,
+        key: node.clientKeyFile,
+        certPem: readFileSync(node.clientCertFile, 'utf8'),
+        keyPem: readFileSync(node.clientKeyFile, 'utf8'),
+      },
+    });
+  }
+
   /** notAfter (s since the epoch) of a node's operations server certificate. */
   certificateNotAfter(name: string): number {
     const file = path.join(this.dir, this.node(name).org, name, 'ops.crt');

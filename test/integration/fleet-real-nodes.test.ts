@@ -73,33 +73,13 @@ function fleetCall(pathName: string, options: { method?: string; body?: unknown;
 
 /** A node's own /logspec, asked directly with its org's client certificate. */
 async function nodeSpec(nodes: FabricNodes, name: string): Promise<string> {
-  const node = nodes.node(name);
-  const answer = await request(`${node.url}/logspec`, {
-    ca: readFileSync(node.caFile, 'utf8'),
-    client: {
-      cert: node.clientCertFile,
-      key: node.clientKeyFile,
-      certPem: readFileSync(node.clientCertFile, 'utf8'),
-      keyPem: readFileSync(node.clientKeyFile, 'utf8'),
-    },
-  });
+  const answer = await nodes.request(name, '/logspec');
   expect(answer.status).toBe(200);
   return (answer.json as { spec: string }).spec;
 }
 
 async function setNodeSpec(nodes: FabricNodes, name: string, spec: string): Promise<void> {
-  const node = nodes.node(name);
-  const answer = await request(`${node.url}/logspec`, {
-    method: 'PUT',
-    body: JSON.stringify({ spec }),
-    ca: readFileSync(node.caFile, 'utf8'),
-    client: {
-      cert: node.clientCertFile,
-      key: node.clientKeyFile,
-      certPem: readFileSync(node.clientCertFile, 'utf8'),
-      keyPem: readFileSync(node.clientKeyFile, 'utf8'),
-    },
-  });
+  const answer = await nodes.request(name, '/logspec', { method: 'PUT', body: JSON.stringify({ spec }) });
   expect(answer.status).toBe(204);
 }
 

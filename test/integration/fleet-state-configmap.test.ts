@@ -5,7 +5,6 @@
  * real server's 404 NotFound and 409 AlreadyExists/Conflict). A new fabric-ops, in a fresh
  * directory, finds them there and puts the nodes back.
  */
-import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -79,16 +78,7 @@ function fleetPut(body: unknown): Promise<HttpAnswer> {
 
 /** The real peer's own /logspec, asked with its org's client certificate. */
 async function peerSpec(): Promise<string> {
-  const node = fabric.node('peer0.org1');
-  const answer = await request(`${node.url}/logspec`, {
-    ca: readFileSync(node.caFile, 'utf8'),
-    client: {
-      cert: node.clientCertFile,
-      key: node.clientKeyFile,
-      certPem: readFileSync(node.clientCertFile, 'utf8'),
-      keyPem: readFileSync(node.clientKeyFile, 'utf8'),
-    },
-  });
+  const answer = await fabric.request('peer0.org1', '/logspec');
   return (answer.json as { spec: string }).spec;
 }
 

@@ -5,12 +5,11 @@ import { type Server, createServer, get } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
-import type { TlsConfig } from '../../src/config/types';
 import { type TlsMaterial, loadTlsMaterial, secureContextOptions } from '../../src/tls/material';
 import { TlsMaterialWatcher } from '../../src/tls/watcher';
 import { CaptureLoggers } from '../support/capture-logger';
 import { baseTestConfig } from '../support/config';
-import { type KeyPair, createTestPki, type TestPki } from '../support/pki';
+import { type KeyPair, createTestPki, secretDirTls, type TestPki } from '../support/pki';
 
 /**
  * Issue 18, item 13: during a reload storm the files can change between two reads of one poll.
@@ -69,14 +68,7 @@ it('after the files change between the reads of one poll and back, new connectio
   symlinkSync('..gen-a', join(dir, '..data'));
   for (const file of ['tls.crt', 'tls.key', 'ca.crt']) symlinkSync(join('..data', file), join(dir, file));
 
-  const tls: TlsConfig = {
-    enabled: true,
-    certFile: join(dir, 'tls.crt'),
-    keyFile: join(dir, 'tls.key'),
-    clientAuthRequired: false,
-    clientRootCAFiles: [join(dir, 'ca.crt')],
-    requireDedicatedCA: false,
-  };
+  const tls = secretDirTls(dir);
   const initial = loadTlsMaterial(tls, keys);
   server = createServer(secureContextOptions(initial), (_request, response) => response.end('ok'));
   server.listen(0, '127.0.0.1');

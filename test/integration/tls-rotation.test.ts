@@ -15,7 +15,7 @@ import { CaptureLoggers } from '../support/capture-logger';
 import { baseTestConfig, testConfig } from '../support/config';
 import { request as httpRequest } from '../support/http';
 import { LogCapture } from '../support/log-capture';
-import { type KeyPair, type KubernetesSecretVolume, createKubernetesSecretVolume, createTestPki, type TestPki } from '../support/pki';
+import { type KeyPair, type KubernetesSecretVolume, createKubernetesSecretVolume, createTestPki, secretDirTls, type TestPki } from '../support/pki';
 import { waitFor } from '../support/wait';
 
 /**
@@ -40,14 +40,7 @@ beforeAll(async () => {
     'tls.key': pki.server.keyPem,
     'ca.crt': pki.clientCA.certPem,
   });
-  const tls: TlsConfig = {
-    enabled: true,
-    certFile: join(volume.dir, 'tls.crt'),
-    keyFile: join(volume.dir, 'tls.key'),
-    clientAuthRequired: false,
-    clientRootCAFiles: [join(volume.dir, 'ca.crt')],
-    requireDedicatedCA: false,
-  };
+  const tls = secretDirTls(volume.dir);
   const material = loadTlsMaterial(tls, keys);
   server = createServer({ ...secureContextOptions(material), requestCert: true, rejectUnauthorized: false }, (request, response) => {
     const socket = request.socket as TLSSocket;
@@ -167,14 +160,7 @@ async function serverWithWatcher(dir: string, build?: (tls: TlsConfig, keys: typ
     copyFile(pki.server.key, join(dir, 'tls.key')),
     copyFile(pki.clientCA.cert, join(dir, 'ca.crt')),
   ]);
-  const tls: TlsConfig = {
-    enabled: true,
-    certFile: join(dir, 'tls.crt'),
-    keyFile: join(dir, 'tls.key'),
-    clientAuthRequired: false,
-    clientRootCAFiles: [join(dir, 'ca.crt')],
-    requireDedicatedCA: false,
-  };
+  const tls = secretDirTls(dir);
   const material = loadTlsMaterial(tls, baseKeys);
   const live = createServer(secureContextOptions(material), (_request, response) => response.end('ok'));
   live.listen(0, '127.0.0.1');

@@ -4,6 +4,7 @@ import { mkdir, mkdtemp, readFile, rename, rm, symlink, writeFile } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import type { TlsConfig } from '../../src/config/types';
 import { requireCommand } from './prerequisites';
 
 /**
@@ -333,4 +334,16 @@ export function serverTls(
   clientAuthRequired = false,
 ): { enabled: true; certFile: string; keyFile: string; clientAuthRequired: boolean; clientRootCAFiles: string[] } {
   return { enabled: true, certFile: pki.server.cert, keyFile: pki.server.key, clientAuthRequired, clientRootCAFiles: [pki.clientCA.cert] };
+}
+
+/** The TLS section of a server reading a Kubernetes TLS Secret's files in `dir`: tls.crt, tls.key, and ca.crt as the client CA. */
+export function secretDirTls(dir: string): TlsConfig {
+  return {
+    enabled: true,
+    certFile: join(dir, 'tls.crt'),
+    keyFile: join(dir, 'tls.key'),
+    clientAuthRequired: false,
+    clientRootCAFiles: [join(dir, 'ca.crt')],
+    requireDedicatedCA: false,
+  };
 }

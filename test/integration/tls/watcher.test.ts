@@ -9,7 +9,7 @@ import { TlsMaterialWatcher } from '../../../src/tls/watcher';
 import * as files from '../../../src/tls/files';
 import { CaptureLoggers } from '../../support/capture-logger';
 import { baseTestConfig } from '../../support/config';
-import { type KeyPair, createKubernetesSecretVolume, createTestPki, type TestPki } from '../../support/pki';
+import { type KeyPair, createKubernetesSecretVolume, createTestPki, secretDirTls, type TestPki } from '../../support/pki';
 
 const keys = baseTestConfig().keys;
 let pki: TestPki;
@@ -49,14 +49,7 @@ async function plainFiles(onChange?: (material: TlsMaterial) => void): Promise<H
 }
 
 function harness(dir: string, onChange?: (material: TlsMaterial) => void): Harness {
-  const tls: TlsConfig = {
-    enabled: true,
-    certFile: join(dir, 'tls.crt'),
-    keyFile: join(dir, 'tls.key'),
-    clientAuthRequired: false,
-    clientRootCAFiles: [join(dir, 'ca.crt')],
-    requireDedicatedCA: false,
-  };
+  const tls = secretDirTls(dir);
   const logs = new CaptureLoggers();
   const changes: TlsMaterial[] = [];
   const initial = loadTlsMaterial(tls, keys);
@@ -216,14 +209,7 @@ describe('TlsMaterialWatcher', () => {
       copyFile(pki.server.key, join(dir, 'tls.key')),
       copyFile(pki.clientCA.cert, join(dir, 'ca.crt')),
     ]);
-    const tls: TlsConfig = {
-      enabled: true,
-      certFile: join(dir, 'tls.crt'),
-      keyFile: join(dir, 'tls.key'),
-      clientAuthRequired: false,
-      clientRootCAFiles: [join(dir, 'ca.crt')],
-      requireDedicatedCA: false,
-    };
+    const tls = secretDirTls(dir);
     const logs = new CaptureLoggers();
     let failures = 0;
     let fault: Error | null = new RangeError('Maximum call stack size exceeded');
@@ -318,14 +304,7 @@ async function intermediateCase(name: string, cn: string): Promise<{ tls: TlsCon
     copyFile(pki.server.key, join(dir, 'tls.key')),
     copyFile(intermediate.cert, join(dir, 'ca.crt')),
   ]);
-  const tls: TlsConfig = {
-    enabled: true,
-    certFile: join(dir, 'tls.crt'),
-    keyFile: join(dir, 'tls.key'),
-    clientAuthRequired: false,
-    clientRootCAFiles: [join(dir, 'ca.crt')],
-    requireDedicatedCA: false,
-  };
+  const tls = secretDirTls(dir);
   return { tls, notAfter: Date.parse(new X509Certificate(intermediate.certPem).validTo) };
 }
 

@@ -132,16 +132,11 @@ describe('EventRecorder', () => {
           if (failing) throw Object.assign(new Error('unavailable'), { statusCode: 503 });
         },
       };
+      // Backoff 100 ms doubling to 400 ms; `random` draws the jitter.
+      const retrying = (random: number): EventRecorder =>
+        new EventRecorder({ pod, sink, logger: captureLogger().logger, dropped: counter(), backoffInitialMs: 100, backoffMaxMs: 400, random: () => random });
       // random 0.5: the jitter's middle, every delay as the policy says.
-      const recorder = new EventRecorder({
-        pod,
-        sink,
-        logger: captureLogger().logger,
-        dropped: counter(),
-        backoffInitialMs: 100,
-        backoffMaxMs: 400,
-        random: () => 0.5,
-      });
+      const recorder = retrying(0.5);
       const start = Date.now();
       recorder.record('Warning', 'R', 'm');
       await jest.advanceTimersByTimeAsync(1_500);
@@ -161,15 +156,7 @@ describe('EventRecorder', () => {
 
       // With jitter (±20 %): random 0 makes each delay 0.8 of the policy's, so recorders of many pods do not retry in step.
       attempts.length = 0;
-      const early = new EventRecorder({
-        pod,
-        sink,
-        logger: captureLogger().logger,
-        dropped: counter(),
-        backoffInitialMs: 100,
-        backoffMaxMs: 400,
-        random: () => 0,
-      });
+      const early = retrying(0);
       const third = Date.now();
       early.record('Warning', 'R', 'm');
       await jest.advanceTimersByTimeAsync(900);
