@@ -118,44 +118,44 @@ function runWithCodeCache(file: string, directory: string): (() => void) | null 
  * second copy of the 0.7 MB bundle (nor the bytes) until a later garbage collection.
  */
 function readWholeFile(file: string, prefix: string, suffix: string): { text: string; sourceHash: Buffer } | null {
-  let fd: number;
-  try {
-    fd = openSync(file, 'r');
-  } catch {
-    return null;
-  }
-  try {
+  return withOpenFile(file, (fd) => {
     const size = fstatSync(fd).size;
     const bytes = Buffer.allocUnsafeSlow(prefix.length + size + suffix.length);
     bytes.write(prefix, 0, 'latin1');
-    if (readInto(fd, bytes, prefix.length, size) !== size) return null;
+    if (readInto(fd, bytes, prefix.length, size) !== size) {
+      release(bytes);
+      return null;
+    }
     bytes.write(suffix, prefix.length + size, 'latin1');
     const sourceHash = Buffer.from(hash('sha1', bytes.subarray(prefix.length, prefix.length + size)), 'hex');
     const text = bytes.toString('utf8');
     release(bytes);
     return { text, sourceHash };
-  } catch {
-    return null;
-  } finally {
-    closeSync(fd);
-  }
+  });
 }
 
 /** The V8 code cache in `file`, headed by the SHA-1 of its source, if that is `sourceHash` and the file is this user's; else null. */
 function readCodeCache(file: string, sourceHash: Buffer, uid: number): Buffer | null {
-  let fd: number;
-  try {
-    fd = openSync(file, 'r');
-  } catch {
-    return null;
-  }
-  try {
+  return withOpenFile(file, (fd) => {
     const { uid: owner, size } = fstatSync(fd);
     if (owner !== uid || size <= sourceHash.length) return null;
     const data = Buffer.allocUnsafeSlow(size);
     if (readInto(fd, data, 0, size) === size && data.subarray(0, sourceHash.length).equals(sourceHash)) return data;
     release(data);
     return null;
+  });
+}
+
+/** `read` on the file opened for reading, which is closed after; null when it cannot be opened or `read` throws. */
+function withOpenFile<T>(file: string, read: (fd: number) => T | null): T | null {
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch {
+    return null;
+  }
+  try {
+    return read(fd);
   } catch {
     return null;
   } finally {
