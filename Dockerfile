@@ -43,7 +43,7 @@ COPY package.json .gi[t] /build/git/
 ARG GIT_COMMIT=unknown
 RUN FABRIC_OPS_COMMIT="${GIT_COMMIT}" FABRIC_OPS_GIT_DIR=/build/git npm run build
 
-# The runtime: node, the command (dist/cli.js and its bundle dist/cli-command.js), prom-client's and the Kubernetes client's bundles, the CRI proto, the
+# The runtime: node, the command (dist/cli.js and its bundle dist/cli-command.js), the Kubernetes client's bundle, the CRI proto, the
 # build info, package.json (version, engines) and the trimmed node_modules.
 FROM ${NODE_IMAGE}
 ENV NODE_ENV=production \
@@ -52,7 +52,7 @@ WORKDIR /opt/fabric-ops
 COPY --from=prod-deps /build/node_modules ./node_modules
 COPY package.json LICENSE ./
 # The bundles' third-party licence notices (esbuild legalComments: 'linked') ship beside them.
-COPY --from=build /build/dist/cli.js /build/dist/cli-command.js /build/dist/cli-command.js.LEGAL.txt /build/dist/prom-client.js /build/dist/kubernetes-client.mjs /build/dist/kubernetes-client.mjs.LEGAL.txt /build/dist/build-info.json ./dist/
+COPY --from=build /build/dist/cli.js /build/dist/cli-command.js /build/dist/cli-command.js.LEGAL.txt /build/dist/kubernetes-client.mjs /build/dist/kubernetes-client.mjs.LEGAL.txt /build/dist/build-info.json ./dist/
 COPY --from=build /build/dist/health/cri.proto ./dist/health/
 COPY docker/core.yaml /etc/hyperledger/fabric/core.yaml
 USER 10001:10001

@@ -107,8 +107,12 @@ const debugPlugin = {
 // mime-types fills its extension -> type maps at load (every type in mime-db scored, about 5 ms of
 // every start). The command's answers only need `contentType()` of full types, which reads mime-db
 // directly; the maps are for `lookup()` and `extension()` (express's res.type('json'),
-// res.sendFile). In the bundle they are filled on first use instead. The text replaced is checked:
-// a mime-types that no longer has it fails the build rather than being bundled unchanged unnoticed.
+// res.sendFile). In the bundle they are filled on first use instead. mime-db itself (some 2,500
+// types in one object literal, about 1 ms and 0.2 MB of every start) is evaluated on first use too:
+// each use of mime-types' `db` becomes `require('mime-db')`, which in the bundle is a call that
+// evaluates it once; the command's JSON answers name their charset (src/http/json.ts), so none
+// looks it up. The text replaced is checked: a mime-types that no longer has it fails the build
+// rather than being bundled unchanged unnoticed.
 const mimeMapsAtLoad = `exports.extensions = Object.create(null)
 exports.lookup = lookup
 exports.types = Object.create(null)
@@ -128,28 +132,45 @@ Object.defineProperty(exports, 'extensions', { enumerable: true, get: function (
 exports.lookup = lookup
 Object.defineProperty(exports, 'types', { enumerable: true, get: function () { return maps().types } })
 exports._extensionConflicts = []`;
-// A plugin that replaces `expected` with `replacement` in the one file matching `file`: the build
-// fails when the text is not there (a new version of the package), rather than bundling it
-// unchanged unnoticed. `what` names the text in that message.
-function sourcePatch(name, file, what, expected, replacement) {
+// A plugin that makes the edits in the files matching `file`: each replaces `expected`, which must
+// be there `count` times (default once), with `replacement`. The build fails when a text is not
+// there as often (a new version of the package), rather than bundling it unchanged unnoticed.
+// `what` names the text in that message; `absent`, when given, must not match the text after the
+// edits (a use they missed).
+function sourcePatch(name, file, edits, absent) {
   return {
     name,
     setup(build) {
       build.onLoad({ filter: file }, (args) => {
-        const text = fs.readFileSync(args.path, 'utf8');
-        if (!text.includes(expected)) throw new Error(`${args.path}: not the source scripts/bundle.js expects (${what}); check and update the plugin`);
-        return { contents: text.replace(expected, replacement), loader: 'js' };
+        let text = fs.readFileSync(args.path, 'utf8');
+        for (const { what, expected, replacement, count = 1 } of edits) {
+          const found = text.split(expected).length - 1;
+          if (found !== count) {
+            throw new Error(`${args.path}: not the source scripts/bundle.js expects (${what}: ${count} expected, ${found} found); check and update the plugin`);
+          }
+          text = text.split(expected).join(replacement);
+        }
+        const missed = absent?.exec(text);
+        if (missed) throw new Error(`${args.path}: "${missed[0]}" is left after scripts/bundle.js's ${name} edits; check and update the plugin`);
+        return { contents: text, loader: 'js' };
       });
     },
   };
 }
 
-const mimeMapsPlugin = sourcePatch(
-  'mime-types-maps-on-first-use',
+const mimeDbOnFirstUse = [
+  ["var db = require('mime-db')\n", ''],
+  ['db[match[1].toLowerCase()]', "require('mime-db')[match[1].toLowerCase()]"],
+  ['Object.keys(db)', "Object.keys(require('mime-db'))"],
+  ['var mime = db[type]', "var mime = require('mime-db')[type]"],
+  ['db[type0].source', "require('mime-db')[type0].source", 2],
+  ['db[type1].source', "require('mime-db')[type1].source", 2],
+].map(([expected, replacement, count]) => ({ what: 'mimeDbOnFirstUse', expected, replacement, count }));
+const mimeTypesPlugin = sourcePatch(
+  'mime-types-on-first-use',
   /[\\/]node_modules[\\/]mime-types[\\/]index\.js$/,
-  'mimeMapsAtLoad',
-  mimeMapsAtLoad,
-  mimeMapsOnFirstUse,
+  [{ what: 'mimeMapsAtLoad', expected: mimeMapsAtLoad, replacement: mimeMapsOnFirstUse }, ...mimeDbOnFirstUse],
+  /(?<!mime-)\bdb\b/,
 );
 
 // router (express 5's) compiles a path-to-regexp matcher for every layer it makes, and a route
@@ -176,13 +197,9 @@ function sharedMatcher (path, opts, matcher) {
   }
   return found
 }`;
-const routerMatchersPlugin = sourcePatch(
-  'router-shared-matchers',
-  /[\\/]node_modules[\\/]router[\\/]lib[\\/]layer\.js$/,
-  'routerMatcherPerLayer',
-  routerMatcherPerLayer,
-  routerSharedMatcher,
-);
+const routerMatchersPlugin = sourcePatch('router-shared-matchers', /[\\/]node_modules[\\/]router[\\/]lib[\\/]layer\.js$/, [
+  { what: 'routerMatcherPerLayer', expected: routerMatcherPerLayer, replacement: routerSharedMatcher },
+]);
 
 // bunyan checks its arguments with node:assert (ok, equal, fail), whose load brings six of Node's
 // modules (about 0.6 ms of every start). In the bundle bunyan's `assert` is a stand-in that makes
@@ -213,13 +230,9 @@ const convictParsesArgumentsWhenUsed = `function importArguments(o) {
   // fabric-ops bundle (scripts/bundle.js): nothing to read without a key that names an arg.
   if (Object.keys(o._argv).length === 0) return
   const argv = parseArgs(`;
-const convictArgumentsPlugin = sourcePatch(
-  'convict-arguments-when-used',
-  /[\\/]node_modules[\\/]convict[\\/]src[\\/]main\.js$/,
-  'convictParsesArguments',
-  convictParsesArguments,
-  convictParsesArgumentsWhenUsed,
-);
+const convictArgumentsPlugin = sourcePatch('convict-arguments-when-used', /[\\/]node_modules[\\/]convict[\\/]src[\\/]main\.js$/, [
+  { what: 'convictParsesArguments', expected: convictParsesArguments, replacement: convictParsesArgumentsWhenUsed },
+]);
 
 // esbuild escapes non-ASCII characters in strings but not in regular expressions or the comments
 // it keeps; one such character makes V8 hold the whole source as a two-byte string (twice the
@@ -243,36 +256,13 @@ const kubernetesClientPlugin = {
   },
 };
 
-// prom-client (with its @opentelemetry/api, tdigest and bintrees) is bundled on its own into
-// dist/prom-client.js, which the command requires only with provider prometheus: one file read
-// instead of some seventy resolved and read from node_modules at that start (issue 20), and
-// nothing of it for statsd or disabled.
-const promClientFile = 'prom-client.js';
-const promClientPlugin = {
-  name: 'prom-client-chunk',
-  setup(build) {
-    build.onResolve({ filter: /^prom-client$/ }, () => ({ path: `./${promClientFile}`, external: true }));
-  },
-};
-
-async function bundlePromClient() {
-  return require('esbuild').build({
-    entryPoints: [path.join(root, 'node_modules', 'prom-client', 'index.js')],
-    outfile: path.join(root, 'dist', promClientFile),
-    bundle: true,
-    platform: 'node',
-    format: 'cjs',
-    target: 'node22',
-    minifyWhitespace: true,
-    minifySyntax: true,
-    sourcemap: true,
-    sourcesContent: true,
-    metafile: true,
-    preserveSymlinks: true,
-    legalComments: 'linked',
-    logLevel: 'warning',
-  });
-}
+// prom-client (with its @opentelemetry/api, tdigest and bintrees) is in the command's bundle, where
+// esbuild keeps each CommonJS file in a function of its own that runs on its first require(): the
+// command requires it only with provider prometheus (src/metrics/create.ts), so statsd and
+// disabled evaluate none of it (the start-modules test checks it with V8's coverage). In the
+// bundle, the functions of it that the start runs are in the command's code cache (src/cli.ts),
+// which a chunk of its own, required through Node's loader, was not: about 3.5 ms of every start
+// with prometheus (issue 20).
 
 async function bundleKubernetesClient() {
   return require('esbuild').build({
@@ -352,22 +342,22 @@ async function main() {
       deferredPlugin,
       debugPlugin,
       assertOnFailurePlugin,
-      mimeMapsPlugin,
+      mimeTypesPlugin,
       routerMatchersPlugin,
       convictArgumentsPlugin,
-      promClientPlugin,
       kubernetesClientPlugin,
     ],
   });
   const kubernetes = await bundleKubernetesClient();
-  const promClient = await bundlePromClient();
-  const results = [entry, command, kubernetes, promClient];
+  // prom-client was a chunk of its own before: a build over an older one leaves no copy of it.
+  for (const stale of ['prom-client.js', 'prom-client.js.map', 'prom-client.js.LEGAL.txt']) fs.rmSync(path.join(root, 'dist', stale), { force: true });
+  const results = [entry, command, kubernetes];
   const metafile = {
     inputs: Object.assign({}, ...results.map((result) => result.metafile.inputs)),
     outputs: Object.assign({}, ...results.map((result) => result.metafile.outputs)),
   };
   fs.writeFileSync(path.join(root, 'dist', 'cli.meta.json'), JSON.stringify(metafile));
-  for (const file of [outfile, commandFile, promClientFile]) asciiOnly(path.resolve(root, 'dist', file));
+  for (const file of [outfile, commandFile]) asciiOnly(path.resolve(root, 'dist', file));
   fs.chmodSync(outfile, 0o755);
 }
 

@@ -2,6 +2,7 @@ import { Router, type RequestHandler, type Response } from 'express';
 import { LogSpecError } from '../errors';
 import { readBodyOrAnswer } from '../http/body-answer';
 import { sendError } from '../http/errors';
+import { sendJson } from '../http/json';
 import { verifiedClientIdentity } from '../http/middleware/client-auth';
 import type { ClientIdentity } from './writers';
 import { FleetNotReadyError, FleetRequestError } from './logspec';
@@ -58,7 +59,7 @@ export function fleetRouter(
 
   /** Sends `answer` unless the request was answered meanwhile (the response limit, a stop). */
   const send = (res: Response, status: number, answer: unknown): void => {
-    if (!res.headersSent) res.status(status).json(answer);
+    if (!res.headersSent) sendJson(res, status, answer);
   };
 
   route('/healthz', {

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type ServerResponse } from 'node:http';
 import type { Response } from 'express';
+import { jsonContentType, sendJson } from './json';
 
 /** Every error response of the operations API: `{"error": "<message>"}`. */
 export function sendError(res: Response, status: number, message: string): void {
-  res.status(status).json({ error: message });
+  sendJson(res, status, { error: message });
 }
 
 const acceptableRequestId = /^[\x21-\x7e]{1,200}$/;
@@ -18,7 +19,7 @@ export function requestIdFor(given: string | string[] | undefined): string {
 export function sendBareError(res: ServerResponse, status: number, message: string, requestId?: string): void {
   const body = JSON.stringify({ error: message });
   res.statusCode = status;
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Type', jsonContentType);
   res.setHeader('Content-Length', Buffer.byteLength(body));
   res.setHeader('Connection', 'close');
   if (!res.hasHeader('X-Request-Id')) res.setHeader('X-Request-Id', requestId ?? randomUUID());

@@ -3,10 +3,12 @@
  * memory). The built command is the esbuild bundle (issue 20, scripts/bundle.js): what it needs at
  * every start is inside it, and the packages a feature needs stay outside, loaded from node_modules
  * only when configured. It runs with a preload that writes, on exit, every package whose files were
- * loaded; the service answers as usual meanwhile.
+ * loaded, and with V8's coverage (NODE_V8_COVERAGE), which tells which bundled packages' code ran:
+ * esbuild keeps each bundled CommonJS file in a function named by its path, which runs on the
+ * file's first require(). The service answers as usual meanwhile.
  */
 import { readFileSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { request } from '../support/http';
@@ -40,11 +42,20 @@ afterAll(async () => {
   await rm(tmp, { recursive: true, force: true });
 });
 
-/** Starts the command with these CORE_* variables, checks /healthz answers, stops it; the packages it loaded. */
-async function packagesLoaded(name: string, env: NodeJS.ProcessEnv): Promise<string[]> {
+interface StartRecord {
+  /** Packages read from node_modules, the command's chunks as dist/<file>, and node:inspector when loaded. */
+  loaded: string[];
+  /** Packages inside the command's bundle whose code ran. */
+  evaluated: string[];
+}
+
+/** Starts the command with these CORE_* variables, checks /healthz answers, stops it; what it loaded and ran. */
+async function startRecord(name: string, env: NodeJS.ProcessEnv): Promise<StartRecord> {
   const out = path.join(tmp, `${name}.json`);
+  const coverage = path.join(tmp, `${name}-coverage`);
   const run = runCli([], {
     NODE_OPTIONS: `--require ${preload}`,
+    NODE_V8_COVERAGE: coverage,
     RECORD_MODULES_TO: out,
     CORE_OPERATIONS_LISTENADDRESS: '127.0.0.1:0',
     CORE_OPERATIONS_HEALTHCHECK_TIMEOUT: '200ms',
@@ -59,7 +70,30 @@ async function packagesLoaded(name: string, env: NodeJS.ProcessEnv): Promise<str
     run.child.kill('SIGTERM');
   }
   expect((await run.exited).code).toBe(0);
-  return JSON.parse(await readFile(out, 'utf8')) as string[];
+  return { loaded: JSON.parse(await readFile(out, 'utf8')) as string[], evaluated: await bundledPackagesRun(coverage) };
+}
+
+interface Coverage {
+  result: { url: string; functions: { functionName: string; ranges: { count: number }[] }[] }[];
+}
+
+/** The bundled packages with a file whose module function ran (count > 0) in dist/cli-command.js, from V8's coverage files. */
+async function bundledPackagesRun(directory: string): Promise<string[]> {
+  const ran = new Set<string>();
+  let scripts = 0;
+  for (const file of await readdir(directory)) {
+    const coverage = JSON.parse(await readFile(path.join(directory, file), 'utf8')) as Coverage;
+    for (const script of coverage.result) {
+      if (!script.url.endsWith('/dist/cli-command.js')) continue;
+      scripts += 1;
+      for (const fn of script.functions) {
+        const match = /^node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(fn.functionName);
+        if (match?.[1] !== undefined && (fn.ranges[0]?.count ?? 0) > 0) ran.add(match[1]);
+      }
+    }
+  }
+  expect(scripts).toBe(1);
+  return [...ran].sort();
 }
 
 interface Metafile {
@@ -81,32 +115,33 @@ describe('the bundle', () => {
     expect(inputs).toEqual(expect.arrayContaining(['src/command.ts', 'src/system.ts']));
     for (const bundled of ['express', 'bunyan', 'convict']) expect(inputs.some((input) => input.startsWith(`node_modules/${bundled}/`))).toBe(true);
     const external = (output?.imports ?? []).filter((entry) => entry.external === true && !entry.path.startsWith('node:')).map((entry) => entry.path);
-    expect(external).toEqual(
-      expect.arrayContaining(['@grpc/grpc-js', '@grpc/proto-loader', './kubernetes-client.mjs', './prom-client.js', 'hot-shots', 'yaml', 'zod']),
-    );
+    expect(external).toEqual(expect.arrayContaining(['@grpc/grpc-js', '@grpc/proto-loader', './kubernetes-client.mjs', 'hot-shots', 'yaml', 'zod']));
     // What express loads for features the command does not use: stand-ins that load them on first call.
     expect(external).toEqual(expect.arrayContaining(['body-parser', 'qs', 'yargs-parser']));
     expect(inputs.filter((input) => /^node_modules\/(body-parser|qs|iconv-lite|raw-body|yargs-parser)\//.test(input))).toEqual([]);
-    expect(inputs.filter((input) => /^node_modules\/(zod|yaml|prom-client|hot-shots|@grpc|@kubernetes)\//.test(input))).toEqual([]);
+    expect(inputs.filter((input) => /^node_modules\/(zod|yaml|hot-shots|@grpc|@kubernetes)\//.test(input))).toEqual([]);
+    // prom-client (with @opentelemetry/api) is inside, evaluated only with provider prometheus (below).
+    expect(inputs).toEqual(expect.arrayContaining(['node_modules/prom-client/index.js', 'node_modules/@opentelemetry/api/dist/index.cjs']));
     // The Kubernetes client is a bundle of its own, imported only when the integration is on.
     expect(Object.keys(meta.outputs['dist/kubernetes-client.mjs']?.inputs ?? {})).toContain('node_modules/@kubernetes/client-node/dist/index.js');
-    // So is prom-client (with @opentelemetry/api), required only with provider prometheus.
-    expect(Object.keys(meta.outputs['dist/prom-client.js']?.inputs ?? {})).toEqual(
-      expect.arrayContaining(['node_modules/prom-client/index.js', 'node_modules/@opentelemetry/api/dist/index.cjs']),
-    );
     // ASCII only: V8 keeps a source with any other character as a two-byte string.
-    for (const file of [cliPath, path.join(path.dirname(cliPath), 'cli-command.js'), path.join(path.dirname(cliPath), 'prom-client.js')])
-      expect(/[^\t\n\r\x20-\x7e]/.test(readFileSync(file, 'utf8'))).toBe(false);
+    for (const file of [cliPath, path.join(path.dirname(cliPath), 'cli-command.js')]) expect(/[^\t\n\r\x20-\x7e]/.test(readFileSync(file, 'utf8'))).toBe(false);
     for (const bundled of ['express', 'bunyan', 'convict']) expect(external).not.toContain(bundled);
     expect(readFileSync(cliPath, 'utf8').split('\n', 1)[0]).toBe('#!/usr/bin/env -S node --disable-sigusr1');
   });
 });
 
 describe('packages loaded at start', () => {
-  it('prometheus without a runtime checker or a config file: prom-client only, from its chunk (express is in the bundle), no gRPC, hot-shots, Kubernetes client, zod or YAML parser', async () => {
-    const loaded = await packagesLoaded('prometheus', { CORE_METRICS_PROVIDER: 'prometheus', CORE_OPERATIONS_HEALTHCHECK_CONTAINERRUNTIME_TYPE: 'none' });
-    expect(loaded).toContain('dist/prom-client.js');
+  it('prometheus without a runtime checker or a config file: all from the bundle (prom-client and express run there), no gRPC, hot-shots, Kubernetes client, zod or YAML parser', async () => {
+    const { loaded, evaluated } = await startRecord('prometheus', {
+      CORE_METRICS_PROVIDER: 'prometheus',
+      CORE_OPERATIONS_HEALTHCHECK_CONTAINERRUNTIME_TYPE: 'none',
+    });
+    expect(evaluated).toEqual(expect.arrayContaining(['prom-client', '@opentelemetry/api', 'express', 'bunyan', 'convict']));
     expect(loaded).not.toContain('prom-client');
+    // Bundled, but evaluated only on first use: mime-db (the JSON answers name their charset) and debug (DEBUG unset).
+    expect(evaluated).not.toContain('mime-db');
+    expect(evaluated).not.toContain('debug');
     // Nothing the bundle holds is loaded a second time from node_modules.
     const meta = JSON.parse(readFileSync(path.join(path.dirname(cliPath), 'cli.meta.json'), 'utf8')) as Metafile;
     const bundled = new Set(
@@ -133,23 +168,30 @@ describe('packages loaded at start', () => {
   });
 
   it('statsd: hot-shots, and no prom-client', async () => {
-    const loaded = await packagesLoaded('statsd', {
+    const { loaded, evaluated } = await startRecord('statsd', {
       CORE_METRICS_PROVIDER: 'statsd',
       CORE_METRICS_STATSD_ADDRESS: '127.0.0.1:9',
       CORE_OPERATIONS_HEALTHCHECK_CONTAINERRUNTIME_TYPE: 'none',
     });
     expect(loaded).toContain('hot-shots');
     expect(loaded).not.toContain('prom-client');
-    expect(loaded).not.toContain('dist/prom-client.js');
+    expect(evaluated).toContain('express');
+    expect(evaluated).not.toContain('prom-client');
+    expect(evaluated).not.toContain('@opentelemetry/api');
   });
 
   it('metrics disabled: neither metrics package', async () => {
-    const loaded = await packagesLoaded('disabled', { CORE_METRICS_PROVIDER: 'disabled', CORE_OPERATIONS_HEALTHCHECK_CONTAINERRUNTIME_TYPE: 'none' });
-    for (const unused of ['prom-client', 'dist/prom-client.js', 'hot-shots', '@grpc/grpc-js']) expect(loaded).not.toContain(unused);
+    const { loaded, evaluated } = await startRecord('disabled', {
+      CORE_METRICS_PROVIDER: 'disabled',
+      CORE_OPERATIONS_HEALTHCHECK_CONTAINERRUNTIME_TYPE: 'none',
+    });
+    for (const unused of ['prom-client', 'hot-shots', '@grpc/grpc-js']) expect(loaded).not.toContain(unused);
+    expect(evaluated).toContain('express');
+    expect(evaluated).not.toContain('prom-client');
   });
 
   it('the cri runtime checker loads gRPC', async () => {
-    const loaded = await packagesLoaded('cri', {
+    const { loaded } = await startRecord('cri', {
       CORE_METRICS_PROVIDER: 'disabled',
       CORE_OPERATIONS_HEALTHCHECK_CONTAINERRUNTIME_TYPE: 'cri',
       CORE_OPERATIONS_HEALTHCHECK_CONTAINERRUNTIME_ENDPOINT: `unix://${path.join(os.tmpdir(), 'fabric-ops-no-such-cri.sock')}`,

@@ -164,7 +164,6 @@ describe('the fabric-ops image', () => {
       '/opt/fabric-ops/dist/health/cri.proto',
       '/opt/fabric-ops/dist/kubernetes-client.mjs',
       '/opt/fabric-ops/dist/kubernetes-client.mjs.LEGAL.txt',
-      '/opt/fabric-ops/dist/prom-client.js',
     ]);
     expect(files).toContain('/opt/fabric-ops/LICENSE');
     // Every licence file a bundle names beside itself ships with it.

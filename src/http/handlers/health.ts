@@ -1,5 +1,6 @@
 import type { Request, Response } from 'express';
 import type { OperationsDomain } from '../domain';
+import { sendJson } from '../json';
 
 export function getHealth(domain: OperationsDomain) {
   return async (req: Request, res: Response): Promise<void> => {
@@ -12,7 +13,7 @@ export function getHealth(domain: OperationsDomain) {
       const report = await domain.checkHealth(abandoned.signal);
       // Answered meanwhile (the 2 min limit, or a stop's grace ran out): nothing more to say.
       if (abandoned.signal.aborted || res.headersSent) return;
-      res.status(report.status === 'OK' ? 200 : 503).json(report);
+      sendJson(res, report.status === 'OK' ? 200 : 503, report);
     } finally {
       res.off('close', onClose);
     }

@@ -5,6 +5,7 @@ import { checkNormalisedLength } from '../../logging/spec';
 import { readBodyOrAnswer } from '../body-answer';
 import type { OperationsDomain } from '../domain';
 import { sendError } from '../errors';
+import { sendJson } from '../json';
 import { verifiedClientSubject } from '../middleware/client-auth';
 
 /**
@@ -76,7 +77,7 @@ export function describeBodyProblem(body: unknown): string | null {
 
 export function getLogSpec(domain: OperationsDomain) {
   return (_req: Request, res: Response): void => {
-    res.status(200).json({ spec: domain.getLogSpec() });
+    sendJson(res, 200, { spec: domain.getLogSpec() });
   };
 }
 
