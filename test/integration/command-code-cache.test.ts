@@ -98,13 +98,21 @@ describe("the command's code cache", () => {
     expect(readFileSync(file).subarray(0, 20).equals(sourceHash())).toBe(true);
   });
 
-  it('nothing is written with NODE_DISABLE_COMPILE_CACHE=1, with --enable-source-maps, or by a run that ends at once', async () => {
+  it('nothing is written with NODE_DISABLE_COMPILE_CACHE=1, with --enable-source-maps, under V8 coverage (NODE_V8_COVERAGE), or by a run that ends at once', async () => {
     const disabled = path.join(tmp, 'disabled');
     await serve(disabled, 1500, { NODE_DISABLE_COMPILE_CACHE: '1' });
     expect(await cacheFiles(disabled)).toEqual([]);
     const sourceMaps = path.join(tmp, 'source-maps');
     await serve(sourceMaps, 1500, { NODE_OPTIONS: '--enable-source-maps' });
     expect(await cacheFiles(sourceMaps)).toEqual([]);
+    // Under V8's coverage the code carries its counters: a cache of it would slow every later start.
+    const coverage = path.join(tmp, 'coverage');
+    const coverageOut = path.join(tmp, 'coverage-out');
+    await serve(coverage, 1500, { NODE_V8_COVERAGE: coverageOut });
+    expect(await cacheFiles(coverage)).toEqual([]);
+    // The run was covered all the same, the bundle included.
+    const reports = await readdir(coverageOut);
+    expect(reports.some((name) => readFileSync(path.join(coverageOut, name), 'utf8').includes('cli-command.js'))).toBe(true);
     const help = path.join(tmp, 'help');
     const run = runCli(['--help'], { NODE_COMPILE_CACHE: help });
     expect((await run.exited).code).toBe(0);
