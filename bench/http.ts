@@ -16,7 +16,9 @@
  *   $(scripts/node24.sh) .tmp/bench-build/bench/http.js [--rounds 3] [--seconds 3] [--connections 32]
  *
  * FABRIC_OPS_DIST (default ./dist) names the build to measure; BENCH_BASELINE_DIST adds a second
- * build as another contender (before/after in one run).
+ * build as another contender (before/after in one run). The real Fabric peer (`peer node start` on
+ * its release's sampleconfig, FABRIC_HOME or ../shared/tools/fabric-2.5.12) is measured for its start
+ * and idle memory only, beside the others; without the release the column is left out, and said so.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -26,6 +28,9 @@ import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { fabricHome, writeNodeConfig } from '../test/support/fabric-reference';
 import { createTestPki, type TestPki } from '../test/support/pki';
 import { freeTcpPort } from '../test/support/ports';
 
@@ -45,7 +50,7 @@ const serverCpu = process.env.BENCH_SERVER_CPU ?? '0';
 const loadCpu = process.env.BENCH_LOAD_CPU ?? '1';
 const clockTicks = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
 
-type Kind = 'bare' | 'express' | 'fabric-ops' | 'go';
+type Kind = 'bare' | 'express' | 'fabric-ops' | 'go' | 'fabric-peer';
 type Mode = 'tls' | 'plain' | 'metrics' | 'metrics-large';
 /** Series of the large /metrics figure (issue 20): fewer connections and one load per round. */
 const largeSeries = option('large-series', 100_000);
@@ -73,6 +78,19 @@ const contenders: Contender[] = [
 if (process.env.BENCH_BASELINE_DIST) {
   contenders.push({ name: 'fabric-ops (baseline)', kind: 'fabric-ops', dist: resolve(process.env.BENCH_BASELINE_DIST) });
 }
+/** The real Fabric peer: its release folder, or why there is no peer column. */
+const peerHome = ((): { home: string } | { missing: string } => {
+  try {
+    return { home: fabricHome() };
+  } catch (error) {
+    return { missing: (error as Error).message };
+  }
+})();
+const fabricPeer = 'Fabric peer';
+if ('home' in peerHome) contenders.push({ name: fabricPeer, kind: 'fabric-peer' });
+/** Where each start of the Fabric peer gets its configuration and ledger (removed at the end). */
+let peerRoot: string | null = null;
+let peerStarts = 0;
 
 interface Instance {
   contender: Contender;
@@ -91,9 +109,24 @@ process.on('exit', () => {
   for (const child of running) child.kill('SIGKILL');
 });
 
-/** The command line of a contender's server (node and a script, or the Go binary) and its environment. */
-function launchSpec(contender: Contender, mode: Mode, port: number, pki: TestPki): { argv: string[]; env: NodeJS.ProcessEnv } {
+/** The command line of a contender's server (node and a script, the Go binary or the peer) and its environment. */
+async function launchSpec(contender: Contender, mode: Mode, port: number, pki: TestPki): Promise<{ argv: string[]; env: NodeJS.ProcessEnv }> {
   const base: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME };
+  if (contender.kind === 'fabric-peer') {
+    if (!('home' in peerHome) || mode !== 'tls') throw new Error(`the Fabric peer is measured over TLS only (asked: ${mode})`);
+    // A configuration and ledger folder of its own at every start, as a new pod's: its sample core.yaml
+    // with the writable paths and the ports moved, no Docker checker, operations TLS as the others.
+    peerRoot ??= await mkdtemp(join(tmpdir(), 'fabric-ops-bench-peer-'));
+    peerStarts += 1;
+    const config = await writeNodeConfig(join(peerRoot, String(peerStarts)), {
+      kind: 'peer',
+      home: peerHome.home,
+      vmEndpoint: '',
+      metrics: { provider: 'prometheus' },
+      tls: { cert: pki.server.cert, key: pki.server.key, clientAuthRequired: false, clientRootCAs: [pki.clientCA.cert] },
+    });
+    return { argv: [join(peerHome.home, 'bin', 'peer'), 'node', 'start'], env: { ...base, ...config.env, CORE_OPERATIONS_LISTENADDRESS: `127.0.0.1:${port}` } };
+  }
   if (contender.kind !== 'fabric-ops') {
     const env: NodeJS.ProcessEnv = { ...base, BENCH_PORT: String(port), BENCH_SERIES: String(seriesIn(mode)) };
     if (mode === 'tls') Object.assign(env, { BENCH_TLS_CERT: pki.server.cert, BENCH_TLS_KEY: pki.server.key, BENCH_TLS_CA: pki.clientCA.cert });
@@ -145,7 +178,7 @@ async function startInstance(contender: Contender, mode: Mode, pki: TestPki): Pr
   // and print nothing, and the start figure is the time to the first /healthz 200 found the
   // same way for every contender.
   const port = await freeTcpPort();
-  const { argv, env } = launchSpec(contender, mode, port, pki);
+  const { argv, env } = await launchSpec(contender, mode, port, pki);
   const url = `${mode === 'tls' ? 'https' : 'http'}://127.0.0.1:${port}`;
   const stderr: string[] = [];
   const started = performance.now();
@@ -317,22 +350,24 @@ async function round(index: number, pki: TestPki): Promise<void> {
   const tls: Instance[] = [];
   for (const contender of order) {
     const instance = await startInstance(contender, 'tls', pki);
-    tls.push(instance);
     record('start to first 200 on /healthz (TLS)', 'ms', 'lower', contender, instance.startMs);
     record('start: server CPU time until the first 200 (TLS)', 'ms', 'lower', contender, instance.startCpuMs);
     await sleep(2000);
     record('idle RSS (TLS, 2 s after the first 200)', 'MB', 'lower', contender, procStatus(instance.pid).rssKb / 1024);
+    if (contender.kind === 'fabric-peer') await stopInstance(instance);
+    else tls.push(instance);
   }
+  const serving = order.filter((contender) => contender.kind !== 'fabric-peer');
   await loadInTurns('keep-alive /healthz, HTTPS', tls, '/healthz', { connections });
   await loadInTurns('new TLS connection per request /healthz', tls, '/healthz', { connections: newConnectionConnections, close: true });
   for (const instance of tls) record('peak RSS (TLS, after both HTTPS loads)', 'MB', 'lower', instance.contender, procStatus(instance.pid).hwmKb / 1024);
   await Promise.all(tls.map(stopInstance));
 
-  const plain = await startInTurns(order, 'plain', pki);
+  const plain = await startInTurns(serving, 'plain', pki);
   await loadInTurns('keep-alive /healthz, plain', plain, '/healthz', { connections });
   await Promise.all(plain.map(stopInstance));
 
-  const metrics = await startInTurns(order, 'metrics', pki);
+  const metrics = await startInTurns(serving, 'metrics', pki);
   await sleep(1000);
   for (const instance of metrics) {
     const { status, body } = await get(instance.url, '/metrics', 10_000);
@@ -353,7 +388,7 @@ async function round(index: number, pki: TestPki): Promise<void> {
 
   // /metrics at 100,000 series (issue 20): one contender at a time (each holds hundreds of MB).
   const large = `/metrics with ${largeSeries.toLocaleString('en-US')} series`;
-  for (const contender of order) {
+  for (const contender of serving) {
     const instance = await startInstance(contender, 'metrics-large', pki);
     await sleep(1000);
     const last = largeSeries - 1;
@@ -384,9 +419,9 @@ function short(name: string): string {
 }
 
 function report(): void {
-  const names = contenders.map((c) => c.name);
-  const width = Math.max(...names.map((n) => n.length)) + 2;
+  const width = Math.max(...contenders.map((c) => c.name.length)) + 2;
   for (const [figure, { unit, better, values }] of figures) {
+    const names = contenders.map((c) => c.name).filter((name) => values.has(name));
     console.log(`\n${figure} (${unit}, ${better} is better)`);
     console.log(
       `  ${''.padEnd(width)}${'min'.padStart(9)}${'median'.padStart(9)}${'max'.padStart(9)}   ratio of medians to: ${names.map((n) => short(n).padStart(Math.max(12, short(n).length + 2))).join('')}`,
@@ -423,7 +458,7 @@ function goals(): void {
     ratio(`${figure}, requests/s`, 'fabric-ops', other),
     1 / ratio(`${figure}, server CPU per request`, 'fabric-ops', other),
   ];
-  const lines: Array<[string, [number, number], 'max' | 'min', number]> = [
+  const lines: Goal[] = [
     [
       'start to first 200 (TLS) vs bare: wall, CPU',
       [ratio('start to first 200 on /healthz (TLS)', 'fabric-ops', bare), ratio('start: server CPU time until the first 200 (TLS)', 'fabric-ops', bare)],
@@ -439,6 +474,34 @@ function goals(): void {
     ['new TLS connection per request vs bare', throughput('new TLS connection per request /healthz', bare), 'min', 0.95],
   ];
   console.log('\nfabric-ops against the goals of issue 10 (ratios of medians, this run; for throughput: req/s and 1 / CPU per request):');
+  printGoals(lines);
+  const large = `/metrics with ${largeSeries.toLocaleString('en-US')} series`;
+  const go = 'Go net/http';
+  const issue20: Goal[] = [
+    [
+      'start to first 200 (TLS) vs bare: wall, CPU',
+      [ratio('start to first 200 on /healthz (TLS)', 'fabric-ops', bare), ratio('start: server CPU time until the first 200 (TLS)', 'fabric-ops', bare)],
+      'max',
+      1,
+    ],
+    ['idle RSS vs bare', [ratio('idle RSS (TLS, 2 s after the first 200)', 'fabric-ops', bare), NaN], 'max', 1],
+    [`RSS with ${largeSeries.toLocaleString('en-US')} series vs bare`, [ratio(`RSS (${large}, after load)`, 'fabric-ops', bare), NaN], 'max', 1],
+  ];
+  if (haveGo) {
+    issue20.push([`  moonshot: the same vs Go`, [ratio(`RSS (${large}, after load)`, 'fabric-ops', go), NaN], 'max', 2]);
+    issue20.push([`/metrics ${largeSeries.toLocaleString('en-US')} series p99 vs Go`, [ratio(`${large}, p99 latency`, 'fabric-ops', go), NaN], 'max', 1]);
+  }
+  if (contenders.some((contender) => contender.kind === 'fabric-peer')) {
+    issue20.push(['moonshot: start (TLS) vs the Fabric peer: wall', [ratio('start to first 200 on /healthz (TLS)', 'fabric-ops', fabricPeer), NaN], 'max', 1]);
+  }
+  console.log('\nfabric-ops against the goals of issue 20 (ratios of medians, this run):');
+  printGoals(issue20);
+}
+
+/** A goal: its label, one or two ratios, whether the ratio is an upper or a lower bound, and the bound. */
+type Goal = [string, [number, number], 'max' | 'min', number];
+
+function printGoals(lines: Goal[]): void {
   for (const [label, [first, second], kind, goal] of lines) {
     const ok = (r: number): boolean => (kind === 'max' ? r <= goal : r >= goal);
     const shown = Number.isNaN(second) ? `${first.toFixed(2)}x` : `${first.toFixed(2)}x, ${second.toFixed(2)}x`;
@@ -451,7 +514,7 @@ function goals(): void {
         : ok(first) || ok(second)
           ? 'met by one measure'
           : 'NOT met';
-    console.log(`  ${label.padEnd(44)}${shown.padStart(14)}   goal ${kind === 'max' ? '<=' : '>='} ${goal}x  ${verdict}`);
+    console.log(`  ${label.padEnd(50)}${shown.padStart(14)}   goal ${kind === 'max' ? '<=' : '>='} ${goal}x  ${verdict}`);
   }
 }
 
@@ -465,6 +528,11 @@ async function main(): Promise<void> {
       `HTTP benchmark: fabric-ops beside ${haveGo ? "Go net/http + client_golang (Fabric's stack, bench/go), " : ''}a bare node:http(s) server and a minimal express 5 app`,
     );
     if (!haveGo) console.log(`  no Go column: ${goServer} is missing (make bench builds it from bench/go with Debian's golang-go)`);
+    if ('home' in peerHome) {
+      console.log(
+        `  ${fabricPeer}: ${join(peerHome.home, 'bin', 'peer')} node start, on its sampleconfig (a new ledger folder at every start, no Docker checker, operations TLS as the others); start and idle RSS only`,
+      );
+    } else console.log(`  no Fabric peer column: ${peerHome.missing}`);
     console.log(`  node ${process.version} (${process.execPath}); ${(wrkVersion.stdout || wrkVersion.stderr).split('\n')[0]}`);
     console.log(
       `  servers pinned with \`taskset -c ${serverCpu}\`, wrk (-t1) with \`taskset -c ${loadCpu}\`; load average at start ${load1} (other work on the machine adds noise)`,
@@ -479,6 +547,7 @@ async function main(): Promise<void> {
     goals();
   } finally {
     await pki.cleanup();
+    if (peerRoot !== null) await rm(peerRoot, { recursive: true, force: true });
   }
 }
 
