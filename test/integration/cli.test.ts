@@ -235,6 +235,31 @@ describe('fabric-ops command', () => {
     expect((await run.exited).code).toBe(0);
   });
 
+  it('an IPv6 address (bound first, src/http/server.ts) and a host name (looked up) listen where they say', async () => {
+    const v6 = runCli([], { CORE_OPERATIONS_LISTENADDRESS: '[::1]:0' });
+    const v6Url = await v6.listening();
+    expect(v6Url).toMatch(/^http:\/\/\[::1\]:[1-9]\d*$/);
+    expect((await request(`${v6Url}/version`)).status).toBe(200);
+    // ::1 only: IPv4 loopback is not served on that port.
+    await expect(request(`http://127.0.0.1:${new URL(v6Url).port}/version`)).rejects.toThrow(/ECONNREFUSED/);
+    v6.child.kill('SIGTERM');
+    expect((await v6.exited).code).toBe(0);
+    const named = runCli([], { CORE_OPERATIONS_LISTENADDRESS: 'localhost:0' });
+    const namedUrl = await named.listening();
+    expect((await request(`${namedUrl}/version`)).status).toBe(200);
+    named.child.kill('SIGTERM');
+    expect((await named.exited).code).toBe(0);
+  });
+
+  it('an address this machine does not have, or a name that does not resolve, exits 1 with one line saying so', async () => {
+    const absent = runCli([], { CORE_OPERATIONS_LISTENADDRESS: '192.0.2.1:9443' });
+    expect((await absent.exited).code).toBe(1);
+    expect(absent.stderr()).toBe('fabric-ops: cannot listen on 192.0.2.1:9443: address not available on this machine\n');
+    const unknown = runCli([], { CORE_OPERATIONS_LISTENADDRESS: 'no-such-host.invalid:9443' });
+    expect((await unknown.exited).code).toBe(1);
+    expect(unknown.stderr()).toBe('fabric-ops: cannot listen on no-such-host.invalid:9443: host not found\n');
+  });
+
   it('a port in use exits 1 with one line naming the address', async () => {
     const blocker = net.createServer();
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
