@@ -460,14 +460,20 @@ export class FakeApiServer {
     this.started = true;
   }
 
-  /** Closes the listener and every connection (watches end mid-stream, hanging requests die). */
+  /**
+   * Closes the listener, then every connection (watches end mid-stream, hanging requests die). The
+   * listener first, as a stopping server stops accepting before it cuts what is open: a client
+   * that reconnects when its watch is cut is refused (ECONNREFUSED). The other order let such a
+   * reconnect be accepted in between and then cut (ECONNRESET; seen in CI).
+   */
   async stop(): Promise<void> {
     const server = this.server;
     this.server = null;
+    const closed = server ? new Promise<void>((resolve) => server.close(() => resolve())) : Promise.resolve();
     for (const socket of this.sockets) socket.destroy();
     this.watches.clear();
     this.hung = [];
-    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+    await closed;
   }
 
   async close(): Promise<void> {
