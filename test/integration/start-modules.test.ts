@@ -49,7 +49,11 @@ interface StartRecord {
   evaluated: string[];
 }
 
-/** Starts the command with these CORE_* variables, checks /healthz answers, stops it; what it loaded and ran. */
+/**
+ * Starts the command with these CORE_* variables, checks /healthz answers, stops it; what it loaded
+ * and ran. Under coverage src/cli.ts requires the bundle instead of running it from its code cache
+ * (a cache of covered code would slow later starts): the same code, through Node's loader.
+ */
 async function startRecord(name: string, env: NodeJS.ProcessEnv): Promise<StartRecord> {
   const out = path.join(tmp, `${name}.json`);
   const coverage = path.join(tmp, `${name}-coverage`);
