@@ -1,4 +1,7 @@
 import type * as K8s from '@kubernetes/client-node' with { 'resolution-mode': 'import' };
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse as parseYaml } from 'yaml';
 import { KubernetesSetupError, messageOf } from '../errors';
 import { requireAccess } from './access';
 import type { ConfigMapApi, ConfigMapLike } from './logspec-configmap';
@@ -28,7 +31,9 @@ export function loadKubeConfig(k8s: ClientNode, env: NodeJS.ProcessEnv): K8s.Kub
   const config = new k8s.KubeConfig();
   try {
     if (env.KUBECONFIG) {
-      config.loadFromFile(env.KUBECONFIG.split(':')[0] ?? env.KUBECONFIG);
+      const file = env.KUBECONFIG.split(':')[0] ?? env.KUBECONFIG;
+      config.loadFromFile(file);
+      applyKubectlUserFields(config, file);
     } else if (env.KUBERNETES_SERVICE_HOST && env.KUBERNETES_SERVICE_PORT) {
       const root = (env[serviceAccountRootVariable] ?? '').replace(/\/+$/, '');
       config.loadFromCluster(root);
@@ -40,6 +45,67 @@ export function loadKubeConfig(k8s: ClientNode, env: NodeJS.ProcessEnv): K8s.Kub
   }
   if (!config.getCurrentCluster()) throw new KubernetesSetupError('cannot load Kubernetes credentials: the kubeconfig has no current cluster');
   return config;
+}
+
+/**
+ * The credential fields of a kubeconfig user that kubectl reads (client-go's `AuthInfo`). client-node
+ * reads all of them but `tokenFile` (it reads a non-standard `token-file`) and the impersonation
+ * fields other than `as`; `tokenFile` is given to client-node's file token source (read again when
+ * the file changes, as kubectl does), and a field client-node would drop is refused at start,
+ * naming it: calling the API as `system:anonymous` without a word is never the outcome.
+ */
+const understoodUserFields = new Set([
+  'client-certificate',
+  'client-certificate-data',
+  'client-key',
+  'client-key-data',
+  'token',
+  'tokenFile',
+  'token-file',
+  'username',
+  'password',
+  'auth-provider',
+  'exec',
+  'as',
+  'extensions',
+]);
+const kubectlOnlyUserFields = new Set(['as-uid', 'as-groups', 'as-user-extra']);
+
+/** The current context's user as written in the kubeconfig file (client-node's model has dropped what it does not read). */
+function rawCurrentUser(text: string, currentUser: string): Record<string, unknown> | undefined {
+  const document = parseYaml(text) as { users?: { name?: unknown; user?: unknown }[] } | null;
+  const entry = document?.users?.find((user) => user?.name === currentUser);
+  return entry?.user !== null && typeof entry?.user === 'object' ? (entry.user as Record<string, unknown>) : undefined;
+}
+
+function applyKubectlUserFields(config: K8s.KubeConfig, file: string): void {
+  const user = config.getCurrentUser();
+  if (user === null) return;
+  const raw = rawCurrentUser(readFileSync(file, 'utf8'), user.name);
+  if (raw === undefined) return;
+  const where = `${file}: users[name=${JSON.stringify(user.name)}].user`;
+  for (const field of Object.keys(raw)) {
+    if (kubectlOnlyUserFields.has(field)) {
+      throw new Error(
+        `${where}.${field}: impersonation by ${field} is not supported by fabric-ops (only "as"); remove it, or use a user with the rights fabric-ops needs`,
+      );
+    }
+    if (!understoodUserFields.has(field)) {
+      throw new Error(`${where}.${field}: unknown credential field (kubectl reads ${[...understoodUserFields].filter((f) => f !== 'token-file').join(', ')})`);
+    }
+  }
+  const tokenFile = raw.tokenFile;
+  if (tokenFile === undefined || (typeof raw.token === 'string' && raw.token !== '')) return;
+  if (typeof tokenFile !== 'string' || tokenFile === '') throw new Error(`${where}.tokenFile: must be a file path, found ${JSON.stringify(tokenFile)}`);
+  // Relative paths in a kubeconfig are relative to the file, as kubectl resolves them.
+  const resolved = path.resolve(path.dirname(file), tokenFile);
+  try {
+    readFileSync(resolved, 'utf8');
+  } catch (error) {
+    throw new Error(`${where}.tokenFile: cannot read ${resolved}: ${messageOf(error)}`, { cause: error });
+  }
+  // client-node's User is read-only in its types; its token sources read authProvider.config.tokenFile.
+  (user as { authProvider?: unknown }).authProvider = { name: 'tokenFile', config: { tokenFile: resolved } };
 }
 
 export function createEventSink(transport: KubernetesTransport): EventSink {

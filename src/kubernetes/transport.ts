@@ -38,11 +38,15 @@ export function createTransport(kubeConfig: K8s.KubeConfig, options: TransportOp
     for (const [key, value] of Object.entries(query)) url.searchParams.set(key, value);
     const requestOptions: https.RequestOptions = {};
     await kubeConfig.applyToHTTPSOptions(requestOptions);
+    const given = { ...(requestOptions.headers as Record<string, string> | undefined) };
+    // A token read from a file (tokenFile, the service account's) ends with the file's newline more
+    // often than not; client-go trims it, and a header may not carry it.
+    if (typeof given.Authorization === 'string') given.Authorization = given.Authorization.trim();
     const client = url.protocol === 'http:' ? http : https;
     return client.request(url, {
       ...requestOptions,
       method,
-      headers: { Accept: 'application/json', ...(requestOptions.headers as Record<string, string> | undefined), ...headers },
+      headers: { Accept: 'application/json', ...given, ...headers },
     });
   }
 
