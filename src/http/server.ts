@@ -5,6 +5,7 @@ import type { Duplex } from 'node:stream';
 import type { SecureContextOptions, TLSSocket } from 'node:tls';
 import type { HostPort } from '../config/types';
 import { ListenError } from '../errors';
+import { capConnections, type Activity } from './connection-cap';
 import { formatClientSubject } from '../tls/subject';
 import { rawErrorResponse, requestIdFor, sendBareError } from './errors';
 import { seconds, type HttpLimits } from './limits';
@@ -20,7 +21,9 @@ export interface ServerTls {
 export interface ServerLimits extends HttpLimits {
   /**
    * Connections open at once. When all are taken a new one closes the oldest with no request in
-   * progress; it is refused only when every one has a request in progress.
+   * progress or with a request still waiting for its body (408); it is refused only when every one
+   * has a request read in full and not yet answered. One client address holds at most 15/16 of
+   * them (see connection-cap.ts).
    */
   maxConnections: number;
   /** An early answer drains an unread body up to this size; a larger or chunked one closes the connection. */
@@ -66,7 +69,10 @@ export interface ServerEvents {
    * were not reported before it.
    */
   onRefusedClientCertificate(details: { remoteAddress: string; reason: string; subject: string; suppressed: number }): void;
-  /** A connection was closed on accept because maxConnections were open, each with a request in progress. */
+  /**
+   * A connection was closed on accept: maxConnections were open (or its address held its share),
+   * none of them free to close.
+   */
   onConnectionRefused(): void;
   /** An answer written below the router (parser errors, CONNECT, Expect, Host), for the requests metric. */
   onBareAnswer(statusCode: number): void;
@@ -223,8 +229,8 @@ export async function startServer(
   limits: ServerLimits,
 ): Promise<ListeningServer> {
   const server = createNodeServer(tls, limits);
-  capConnections(server, limits, events);
-  const inFlight = serveInOrder(server, withBareAnswers(app, events), limits, events);
+  const { inFlight, activityOf } = serveInOrder(server, withBareAnswers(app, events), limits, events);
+  capConnections(server, limits, () => events.onConnectionRefused(), activityOf);
   if (tls) reportRefusedClientCertificates(server, tls, events);
   await listenOn(server, listen);
 
@@ -263,53 +269,17 @@ function createNodeServer(tls: ServerTls | null, limits: ServerLimits): http.Ser
   return server;
 }
 
-function capConnections(server: http.Server | https.Server, limits: ServerLimits, events: ServerEvents): void {
-  // The connection cap is kept here rather than by Node's maxConnections, which refuses the
-  // newcomer: one client holding every slot with connections that send nothing would then shut
-  // out every probe. When all slots are taken, the oldest connection with no request in progress
-  // (silent, handshake or headers still arriving, idle keep-alive) makes room; only when every
-  // connection has a request in progress is the new one refused. A connection that sends no byte
-  // at all is closed after firstByteTimeoutMs.
-  const accepted = new Set<Socket>();
-  const busy = (raw: TrackedSocket): boolean => {
-    const connection = raw[connectionState];
-    return connection !== undefined && !connection.closing && (connection.active !== undefined || connection.waiting.length > 0);
-  };
-  const makeRoom = (): boolean => {
-    // Oldest first: a newcomer (a probe whose request is still on its way) is the last to go.
-    for (const raw of accepted) {
-      if (raw.destroyed || !busy(raw)) {
-        accepted.delete(raw);
-        raw.destroy();
-        return true;
-      }
-    }
-    return false;
-  };
-  server.on('connection', (raw: PeerSocket) => {
-    // Kept for the refused-certificate report: once a handshake is refused the address is gone.
-    raw[peerAddress] = raw.remoteAddress;
-    if (accepted.size >= limits.maxConnections && !makeRoom()) {
-      raw.destroy();
-      events.onConnectionRefused();
-      return;
-    }
-    accepted.add(raw);
-    const silent = setTimeout(() => {
-      if (raw.bytesRead === 0) raw.destroy();
-    }, limits.firstByteTimeoutMs).unref();
-    raw.once('close', () => {
-      clearTimeout(silent);
-      accepted.delete(raw);
-    });
-  });
-}
-
 /**
  * Serves each connection's requests one at a time, in order (see Connection), and answers the
- * requests Node's parser refuses. Returns what lists the responses in progress, for close().
+ * requests Node's parser refuses. Returns what lists the responses in progress, for close(), and
+ * what a connection is doing, for the connection cap.
  */
-function serveInOrder(server: http.Server | https.Server, handle: Handler, limits: ServerLimits, events: ServerEvents): () => ServerResponse[] {
+function serveInOrder(
+  server: http.Server | https.Server,
+  handle: Handler,
+  limits: ServerLimits,
+  events: ServerEvents,
+): { inFlight: () => ServerResponse[]; activityOf: (raw: Socket) => Activity } {
   const connections = new Set<TrackedSocket>();
   const connectionOf = (socket: TrackedSocket): Connection => {
     let connection = socket[connectionState];
@@ -382,6 +352,14 @@ function serveInOrder(server: http.Server | https.Server, handle: Handler, limit
     closeInsteadOfDraining(req, res, limits.drainLimitBytes);
     run(req, res);
   };
+  const activityOf = (raw: Socket): Activity => {
+    // Over TLS the cap sees the TCP socket under the TLS one; connectionOf marks both.
+    const connection = (raw as TrackedSocket)[connectionState];
+    if (connection === undefined || connection.closing) return { kind: 'idle' };
+    const res = connection.active;
+    if (res === undefined) return connection.waiting.length > 0 ? { kind: 'answering' } : { kind: 'idle' };
+    return !res.req.complete && !res.headersSent ? { kind: 'body', res } : { kind: 'answering' };
+  };
   const inFlight = (): ServerResponse[] => {
     const responses: ServerResponse[] = [];
     for (const socket of connections) {
@@ -429,7 +407,7 @@ function serveInOrder(server: http.Server | https.Server, handle: Handler, limit
     }
     if (answerOnSocket(socket, answer.status, answer.message)) events.onBareAnswer(answer.status);
   });
-  return inFlight;
+  return { inFlight, activityOf };
 }
 
 /** What Go's server answers itself, before the application sees the request: a bad Host, a transfer coding but chunked. */
@@ -460,6 +438,10 @@ function withBareAnswers(app: RequestListener, events: ServerEvents): Handler {
 
 function reportRefusedClientCertificates(server: http.Server | https.Server, tls: ServerTls, events: ServerEvents): void {
   const refusals = new WarningLimiter(refusalReportWindowMs, refusalReportsPerWindow);
+  // Kept for the report: once a handshake is refused the address is gone.
+  server.on('connection', (raw: PeerSocket) => {
+    raw[peerAddress] = raw.remoteAddress;
+  });
   const refused = (details: { remoteAddress: string; reason: string; subject: string }): void => {
     const allowed = refusals.take('refused client certificate', (events.clock ?? systemClock).now());
     if (allowed !== null) events.onRefusedClientCertificate({ ...details, suppressed: allowed.suppressed });

@@ -76,10 +76,10 @@ function invoke(fn: string, round: number): Promise<unknown> {
 }
 
 /**
- * Fills maxConnections with busy connections (each a PUT /logspec with a client certificate whose
- * body never comes, so the request is in progress), then opens as many more: the server evicts
- * only connections with no request in progress, so these newcomers are refused and counted.
- * Bounded: twice the limit, closed after 300 ms.
+ * Fills maxConnections with busy connections (each a GET /stuck, read in full and never answered),
+ * then opens as many more: the server closes only connections with no request in progress or one
+ * still waiting for its body, so these newcomers are refused and counted. Bounded: twice the
+ * limit, closed after 300 ms.
  */
 async function exceedMaxConnections(port: number): Promise<void> {
   const sockets: Socket[] = [];
@@ -99,7 +99,7 @@ async function exceedMaxConnections(port: number): Promise<void> {
   await Promise.all(
     Array.from({ length: maxConnections }, () => {
       const socket = tlsConnect(port, '127.0.0.1', tlsOptions);
-      return opened(socket, 'secureConnect', () => socket.write('PUT /logspec HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100\r\n\r\n{'));
+      return opened(socket, 'secureConnect', () => socket.write('GET /stuck HTTP/1.1\r\nHost: localhost\r\n\r\n'));
     }),
   );
   await delay(200);
@@ -266,7 +266,8 @@ beforeAll(async () => {
       metrics: { provider: 'prometheus' },
     }),
     logStream: new PassThrough().resume(),
-    extensions: [fleetExtension(fleetConfig)],
+    // /stuck never answers: the busy connections of exceedMaxConnections.
+    extensions: [fleetExtension(fleetConfig), () => ({ path: '/stuck', handler: () => undefined, stop: () => Promise.resolve() })],
   });
   system.registerChecker('ledger', { check: async () => ({ ok: false, reason: 'ledger is rebuilding' }) });
   system.registerChecker('gossip', { check: async () => ({ ok: true }) });

@@ -216,12 +216,18 @@ describe('HTTP hardening (plain HTTP)', () => {
   });
 });
 
-/** A connection with a request in progress (its body still to come): the cap cannot make room by closing it. */
+/**
+ * A connection with a request read in full and not yet answered: the cap cannot make room by
+ * closing it (one whose body is still to come it closes, answering 408: connection-cap.test.ts).
+ */
 function busyConnection(port: number): net.Socket {
-  const socket = net.connect(port, '127.0.0.1', () => socket.write('PUT /logspec HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100\r\n\r\n{'));
+  const socket = net.connect(port, '127.0.0.1', () => socket.write('GET /stuck HTTP/1.1\r\nHost: localhost\r\n\r\n'));
   socket.on('error', () => undefined);
   return socket;
 }
+
+/** Mounts /stuck, whose requests are never answered (until the client goes). */
+const stuck = () => ({ path: '/stuck', handler: () => undefined, stop: () => Promise.resolve() });
 
 describe('defect 3: the connection cap', () => {
   it('refuses connections over operations.maxConnections, each with a request in progress, at once and counts them (Prometheus)', async () => {
@@ -229,6 +235,7 @@ describe('defect 3: the connection cap', () => {
       config: testConfig({ operations: { maxConnections: 3 }, metrics: { provider: 'prometheus' } }),
       env: {},
       logStream: new LogCapture(),
+      extensions: [stuck],
     });
     try {
       const { port } = system.address;
@@ -266,6 +273,7 @@ describe('defect 3: the connection cap', () => {
       }),
       env: {},
       logStream: new LogCapture(),
+      extensions: [stuck],
     });
     try {
       const held = busyConnection(system.address.port);
