@@ -1,5 +1,3 @@
-import type { K8sObject } from './helm';
-
 /**
  * Kubernetes RBAC authorization over rendered objects, as kube-apiserver decides it, for the
  * chart tests: does the release's ServiceAccount get this request? Request attributes are derived
@@ -9,6 +7,13 @@ import type { K8sObject } from './helm';
  * request that has a name; list and watch get one from fieldSelector metadata.name=<name>).
  * Core API group only ("/api/v1"), the only one fabric-ops calls.
  */
+
+/** A Kubernetes object as the authorizer reads it: Roles, ClusterRoles and their bindings (others are passed over). */
+export interface K8sObject {
+  kind: string;
+  metadata: { name: string; namespace?: string };
+  [key: string]: unknown;
+}
 
 interface PolicyRule {
   apiGroups?: string[];
@@ -53,7 +58,8 @@ export function requestAttributes(method: string, target: string): RequestAttrib
   if ((verb === 'list' || verb === 'watch') && name === '') {
     // RequestInfoFactory: a single metadata.name field selector names the object, so resourceNames can apply.
     const selector = url.searchParams.get('fieldSelector') ?? '';
-    const match = /^metadata\.name=([^,]+)$/.exec(selector) ?? /^metadata\.name==([^,]+)$/.exec(selector);
+    // `=` and `==` are the same operator (k8s.io/apimachinery/pkg/fields); `==` is tried first, or `=x` would be the name.
+    const match = /^metadata\.name(?:==|=)([^,]+)$/.exec(selector);
     if (match) name = match[1] ?? '';
   }
   return { verb, apiGroup: '', resource, namespace, name };

@@ -156,7 +156,9 @@ an existing ConfigMap cannot contradict the pod (or bring back vm.endpoint's Doc
 {{- end -}}
 {{- $_ := set $s "Operations.Kubernetes.Events.Enabled" (toString .Values.kubernetes.events.enabled) -}}
 {{- $_ := set $s "Operations.Kubernetes.Events.CertificateExpiryWarningDays" (toString .Values.kubernetes.events.certificateExpiryWarningDays) -}}
+{{- if .Values.kubernetes.logspecConfigMap.enabled -}}
 {{- $_ := set $s "Operations.Kubernetes.LogspecConfigMap.Name" (include "fabric-ops.logspecConfigMapName" .) -}}
+{{- end -}}
 {{- else -}}
 {{- $_ := set $s "operations.listenAddress" (include "fabric-ops.listenAddress" .) -}}
 {{- $_ := set $s "operations.tls.enabled" (ternary "true" "false" (eq $tls "true")) -}}
@@ -172,7 +174,9 @@ an existing ConfigMap cannot contradict the pod (or bring back vm.endpoint's Doc
 {{- end -}}
 {{- $_ := set $s "operations.kubernetes.events.enabled" (toString .Values.kubernetes.events.enabled) -}}
 {{- $_ := set $s "operations.kubernetes.events.certificateExpiryWarningDays" (toString .Values.kubernetes.events.certificateExpiryWarningDays) -}}
+{{- if .Values.kubernetes.logspecConfigMap.enabled -}}
 {{- $_ := set $s "operations.kubernetes.logspecConfigMap.name" (include "fabric-ops.logspecConfigMapName" .) -}}
+{{- end -}}
 {{- end -}}
 {{- toYaml $s -}}
 {{- end -}}

@@ -1,16 +1,22 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { loadConfig } from '../../src/config/load';
-import type { NormalisedConfig } from '../../src/config/types';
-import { ConfigError } from '../../src/errors';
+import { loadConfig } from '../../../src/config/load';
+import type { NormalisedConfig } from '../../../src/config/types';
+import { ConfigError } from '../../../src/errors';
 import { at, find, render, repoRoot, type K8sObject, type RenderOptions } from './helm';
+import { requireHelm } from '../../support/real-binaries';
 
 /**
  * The service reads what the chart writes: the rendered ConfigMap's file is loaded by the real
  * config loader (src/config), once alone and once with the container's environment, as the
  * pod runs it. Both must give the configuration the values asked for.
  */
+
+// The opt-in suite: without helm every test fails, saying so (test/support/real-binaries.ts).
+beforeAll(() => {
+  requireHelm();
+});
 
 let dir: string;
 beforeAll(() => {
@@ -153,7 +159,7 @@ describe.each(['peer', 'orderer'] as const)('%s ConfigMap, loaded by src/config'
 });
 
 describe("an existing ConfigMap with Fabric's own sample files: the pod's environment wins", () => {
-  const sampleconfig = path.resolve(repoRoot, '..', 'shared', 'tools', 'fabric-2.5.12', 'sampleconfig');
+  const sampleconfig = path.resolve(repoRoot, '..', 'shared', 'fixtures', 'fabric-sampleconfig');
 
   test('core.yaml with vm.endpoint set: no Docker check (the Kubernetes trap cannot happen), 0.0.0.0, the mounted TLS files', () => {
     const text = readFileSync(path.join(sampleconfig, 'core.yaml'), 'utf8');

@@ -1,10 +1,11 @@
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { parse } from 'yaml';
-import { fleetConfigFrom, type FleetConfig } from '../../src/fleet/config';
-import { checkAccessPath, kubernetesApiAccess, requireAccess, type KubernetesFeature, type KubernetesResource } from '../../src/kubernetes/access';
+import { fleetConfigFrom, type FleetConfig } from '../../../src/fleet/config';
+import { checkAccessPath, kubernetesApiAccess, requireAccess, type KubernetesFeature, type KubernetesResource } from '../../../src/kubernetes/access';
 import { chartDir, find, kinds, render, renderFailure, renderNotes, validateObjects, type K8sObject, type RenderOptions } from './helm';
-import { authorized, requestAttributes } from './rbac-authorizer';
+import { authorized, requestAttributes } from '../../chart/rbac-authorizer';
+import { requireHelm } from '../../support/real-binaries';
 
 /**
  * Fleet mode's Kubernetes API access (issue 19 item 7): discovery lists and watches exactly the
@@ -12,6 +13,11 @@ import { authorized, requestAttributes } from './rbac-authorizer';
  * put-back ConfigMap is get/update by name and create; Events as the node integration grants them.
  * Every grant is compared with src/kubernetes/access.ts, the table every API call names.
  */
+
+// The opt-in suite: without helm every test fails, saying so (test/support/real-binaries.ts).
+beforeAll(() => {
+  requireHelm();
+});
 
 interface PolicyRule {
   apiGroups: string[];
@@ -263,35 +269,6 @@ describe('chart: the fleet put-back ConfigMap and Events', () => {
 
 describe('chart: bad discovery values are refused, naming the value', () => {
   test.each([
-    [{ kind: 'Service', port: 'operations', group: 'org1' }, 'fleet.discovery.kubernetes.0: selector is required'],
-    [service({ selector: '' }), 'fleet.discovery.kubernetes.0.selector'],
-    [service({ kind: 'Deployment' }), 'fleet.discovery.kubernetes.0.kind must be one of the following: "Service", "Pod"'],
-    [service({ port: 'Operations' }), 'fleet.discovery.kubernetes.0.port: Does not match pattern'],
-    [service({ port: 'ops--metrics' }), 'fleet.discovery.kubernetes.0.port: Does not match pattern'],
-    [service({ port: '-ops' }), 'fleet.discovery.kubernetes.0.port: Does not match pattern'],
-    [service({ port: '9443' }), 'fleet.discovery.kubernetes.0.port: Does not match pattern'],
-    [service({ port: 'operations-port1' }), 'fleet.discovery.kubernetes.0.port: String length must be less than or equal to 15'],
-    [service({ port: 0 }), 'fleet.discovery.kubernetes.0.port: Must be greater than or equal to 1'],
-    [service({ port: 65536 }), 'fleet.discovery.kubernetes.0.port: Must be less than or equal to 65535'],
-    [service({ namespace: 'Org2' }), 'fleet.discovery.kubernetes.0.namespace'],
-    [service({ scheme: 'grpc' }), 'fleet.discovery.kubernetes.0.scheme must be one of the following'],
-    [service({ address: 'nodePort' }), 'fleet.discovery.kubernetes.0.address must be one of the following'],
-    [service({ dialectLabel: 'not a label' }), 'fleet.discovery.kubernetes.0.dialectLabel'],
-    [service({ labelSelector: 'a=b' }), 'fleet.discovery.kubernetes.0: Additional property labelSelector is not allowed'],
-  ])('schema: %j', (source, message) => {
-    const error = renderFailure(fleet({ 'fleet.discovery.kubernetes': [source] }));
-    expect(error).toContain("values don't meet the specifications of the schema");
-    expect(error).toContain(message);
-  });
-
-  test.each([
-    [{ 'fleet.stateConfigMap': { enabled: 'yes' } }, 'fleet.stateConfigMap.enabled'],
-    [{ 'fleet.stateConfigMap': { name: 'Org1_PutBacks' } }, 'fleet.stateConfigMap.name'],
-  ])('schema: %j', (setJson, message) => {
-    expect(renderFailure(fleet(setJson))).toContain(message);
-  });
-
-  test.each([
     [
       { 'fleet.nodes': [] },
       'fleet.enabled=true needs nodes, but fleet.nodes and fleet.discovery.kubernetes are both empty: list nodes in fleet.nodes (name, url, group), or add a discovery source',
@@ -414,15 +391,5 @@ describe('chart: fleet writers', () => {
       { subject: 'O=org1,CN=admin', issuer: 'O=org1,CN=ca.org1', fingerprint256: null },
       { subject: null, issuer: null, fingerprint256: (fingerprint.toUpperCase().match(/../g) as string[]).join(':') },
     ]);
-  });
-
-  test.each([
-    [{ issuer: 'O=org1,CN=ca.org1' }, 'fleet.writers.0'],
-    [{ fingerprint: 'abc' }, 'fleet.writers.0'],
-    [{ subject: 'O=org1,CN=operator', role: 'admin' }, 'fleet.writers.0'],
-  ])('schema refuses the writer %j', (writer, message) => {
-    const error = renderFailure(fleet({ 'fleet.writers': [writer] }));
-    expect(error).toContain("values don't meet the specifications of the schema");
-    expect(error).toContain(message);
   });
 });

@@ -3,24 +3,22 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as os from 'node:os';
 import { parse, parseAllDocuments } from 'yaml';
+import { requireHelm } from '../../support/real-binaries';
 
-/** Test support for the chart: the real helm binary, rendering, and schema validation. */
+/**
+ * Test support for the chart's opt-in suite: the real helm binary, rendering, and validation of
+ * the rendered objects. (The values schema is checked without helm in test/chart/.)
+ */
 
-export const repoRoot = path.resolve(__dirname, '../..');
+export const repoRoot = path.resolve(__dirname, '../../..');
 export const chartDir = path.join(repoRoot, 'charts', 'fabric-ops');
 
 /**
- * `$HELM`, else `helm` on the PATH, else ../shared/tools/helm (see that folder's README).
- * A missing helm fails the test; it is never a reason to skip.
+ * `$HELM`, else `helm` on the PATH (test/support/real-binaries.ts). Without one every test that
+ * calls it fails with "OPT-IN SUITE CANNOT RUN: ..."; it is never a reason to skip.
  */
 export function helmBinary(): string {
-  const fromEnv = process.env.HELM;
-  if (fromEnv !== undefined && fromEnv !== '') return fromEnv;
-  const onPath = spawnSync('sh', ['-c', 'command -v helm'], { encoding: 'utf8' });
-  if (onPath.status === 0 && onPath.stdout.trim() !== '') return onPath.stdout.trim();
-  const shared = path.resolve(repoRoot, '..', 'shared', 'tools', 'helm');
-  if (fs.existsSync(shared)) return shared;
-  throw new Error('test prerequisite missing: helm (set $HELM, put helm on the PATH, or provide ../shared/tools/helm)');
+  return requireHelm();
 }
 
 export interface HelmRun {

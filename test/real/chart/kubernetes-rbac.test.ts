@@ -1,6 +1,7 @@
-import { kubernetesApiAccess, type KubernetesFeature } from '../../src/kubernetes/access';
+import { kubernetesApiAccess, type KubernetesFeature } from '../../../src/kubernetes/access';
 import { find, kinds, render, validateObjects, type K8sObject } from './helm';
-import { authorized, requestAttributes } from './rbac-authorizer';
+import { authorized, requestAttributes } from '../../chart/rbac-authorizer';
+import { requireHelm } from '../../support/real-binaries';
 
 /**
  * The Kubernetes integration in the chart: nothing (and no token) unless it is on; then a
@@ -8,6 +9,11 @@ import { authorized, requestAttributes } from './rbac-authorizer';
  * (src/kubernetes/access.ts, which every API call names), a RoleBinding, the downward-API
  * environment and the logspec ConfigMap.
  */
+
+// The opt-in suite: without helm every test fails, saying so (test/support/real-binaries.ts).
+beforeAll(() => {
+  requireHelm();
+});
 
 interface PolicyRule {
   apiGroups: string[];
@@ -43,6 +49,14 @@ describe('chart: Kubernetes integration', () => {
     expect(spec.automountServiceAccountToken).toBe(false);
     expect(spec.serviceAccountName).toBeUndefined();
     expect(spec.containers[0]?.env.map((env) => env.name)).not.toContain('POD_NAME');
+    // No empty ConfigMap name either (issue 30: every default pod started with a warning about it).
+    expect(spec.containers[0]?.env.map((env) => env.name)).not.toContain('CORE_OPERATIONS_KUBERNETES_LOGSPECCONFIGMAP_NAME');
+  });
+
+  test('the orderer dialect with the ConfigMap off renders no ORDERER_..._LOGSPECCONFIGMAP_NAME', () => {
+    const names = podSpec(render({ set: { dialect: 'orderer' } }).objects).containers[0]?.env.map((env) => env.name);
+    expect(names).toContain('ORDERER_OPERATIONS_LISTENADDRESS');
+    expect(names).not.toContain('ORDERER_OPERATIONS_KUBERNETES_LOGSPECCONFIGMAP_NAME');
   });
 
   test('events and the ConfigMap on: the Role grants exactly what the code uses, the ConfigMap by name only', () => {

@@ -7,12 +7,13 @@ import * as http from 'node:http';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
-import { createKubernetesSecretVolume, type KubernetesSecretVolume } from '../support/pki';
-import { requireCommand } from '../support/prerequisites';
-import { freeTcpPort } from '../support/ports';
-import { terminate } from '../support/processes';
-import { requireBuiltCli, runCli, type CliRun } from '../support/cli';
+import { createKubernetesSecretVolume, type KubernetesSecretVolume } from '../../support/pki';
+import { requireCommand } from '../../support/prerequisites';
+import { freeTcpPort } from '../../support/ports';
+import { terminate } from '../../support/processes';
+import { requireBuiltCli, runCli, type CliRun } from '../../support/cli';
 import { at, defaultNamespace, defaultRelease, find, render, renderNotes, type K8sObject, type RenderOptions } from './helm';
+import { requireHelm } from '../../support/real-binaries';
 
 /**
  * The rendered pod, run for real: the volumes are laid out as kubelet mounts them (the Secrets
@@ -23,6 +24,11 @@ import { at, defaultNamespace, defaultRelease, find, render, renderNotes, type K
  * - every curl command of NOTES.txt (the port-forward replaced by the service listening on 127.0.0.1)
  * must work. The listen host is moved from 0.0.0.0 to 127.0.0.1: tests use only loopback.
  */
+
+// The opt-in suite: without helm every test fails, saying so (test/support/real-binaries.ts).
+beforeAll(() => {
+  requireHelm();
+});
 
 const execFileAsync = promisify(execFile);
 const svc = `${defaultRelease}-fabric-ops`;

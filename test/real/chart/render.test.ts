@@ -2,13 +2,19 @@ import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { parse } from 'yaml';
 import { at, defaultNamespace, defaultRelease, find, kinds, render, validateObjects, type K8sObject, type RenderOptions, type ValidationResult } from './helm';
+import { requireHelm } from '../../support/real-binaries';
 
 /**
  * Every documented combination of the chart, rendered by the real helm and validated against
  * the Kubernetes, cert-manager and prometheus-operator schemas; then what matters in each.
  */
 
-const packageVersion = (JSON.parse(readFileSync(path.join(__dirname, '../../package.json'), 'utf8')) as { version: string }).version;
+// The opt-in suite: without helm every test fails, saying so (test/support/real-binaries.ts).
+beforeAll(() => {
+  requireHelm();
+});
+
+const packageVersion = (JSON.parse(readFileSync(path.join(__dirname, '../../../package.json'), 'utf8')) as { version: string }).version;
 const monitoring = ['monitoring.coreos.com/v1'];
 const existingSecrets = {
   'tls.provider': 'existingSecrets',
@@ -465,14 +471,14 @@ describe('details of single combinations', () => {
 
   test('PrometheusRule carries the groups of deploy/prometheus/alert-rules.yaml', () => {
     const { objects } = byName('peer, existing Secrets, monitoring API, PrometheusRule');
-    const deployed = parse(readFileSync(path.join(__dirname, '../../deploy/prometheus/alert-rules.yaml'), 'utf8')) as { groups: unknown[] };
+    const deployed = parse(readFileSync(path.join(__dirname, '../../../deploy/prometheus/alert-rules.yaml'), 'utf8')) as { groups: unknown[] };
     expect(at(find(objects, 'PrometheusRule'), 'spec', 'groups')).toEqual(deployed.groups);
     expect(deployed.groups.length).toBeGreaterThan(0);
   });
 
   test('in fleet mode the PrometheusRule also carries the groups of deploy/prometheus/fleet-alert-rules.yaml', () => {
     const read = (file: string): { groups: { name: string }[] } =>
-      parse(readFileSync(path.join(__dirname, '../../deploy/prometheus', file), 'utf8')) as { groups: { name: string }[] };
+      parse(readFileSync(path.join(__dirname, '../../../deploy/prometheus', file), 'utf8')) as { groups: { name: string }[] };
     const fleet = read('fleet-alert-rules.yaml');
     expect(fleet.groups.map((group) => group.name)).toEqual(['fabric-ops-fleet']);
     const { objects } = render({

@@ -1,34 +1,17 @@
-import { readFileSync } from 'node:fs';
-import * as path from 'node:path';
-import { parseLogSpec } from '../../src/logging/spec';
+import { parseLogSpec } from '../../../src/logging/spec';
+import { requireHelm } from '../../support/real-binaries';
 import { chartDir, helm, render, renderFailure, renderNotes, validateObjects } from './helm';
 
-/** helm lint, the strict values schema, and the render-time refusals. */
+/**
+ * helm lint, helm's own schema check (one refusal, to show helm runs it: every refusal of the
+ * schema is checked without helm in test/chart/values-schema.test.ts), and the render-time
+ * refusals of the templates.
+ */
 
-interface SchemaNode {
-  type?: string | string[];
-  properties?: Record<string, SchemaNode>;
-  additionalProperties?: boolean | SchemaNode;
-  items?: SchemaNode;
-  enum?: unknown[];
-  description?: string;
-}
-
-const schema = JSON.parse(readFileSync(path.join(chartDir, 'values.schema.json'), 'utf8')) as SchemaNode;
-
-/** Every object node that declares properties, with its dotted path ('' for the root). */
-function objectNodes(node: SchemaNode, at = ''): { path: string; node: SchemaNode }[] {
-  const inItems = node.items ? objectNodes(node.items, `${at}[]`) : [];
-  if (node.properties === undefined) return inItems;
-  return [{ path: at, node }, ...Object.entries(node.properties).flatMap(([key, child]) => objectNodes(child, at === '' ? key : `${at}.${key}`)), ...inItems];
-}
-
-/** A plausible misspelling: the key with two letters swapped (tls.certManager.clusterDomain → clusterDomian). */
-function misspell(key: string): string {
-  if (key.length < 3) return `${key}x`;
-  const i = key.length - 2;
-  return `${key.slice(0, i - 1)}${key.charAt(i)}${key.charAt(i - 1)}${key.slice(i + 1)}`;
-}
+// The opt-in suite: without helm every test fails, saying so (test/support/real-binaries.ts).
+beforeAll(() => {
+  requireHelm();
+});
 
 describe('helm lint --strict', () => {
   test.each([
@@ -57,71 +40,19 @@ describe('helm lint --strict', () => {
   });
 });
 
-describe('values.schema.json', () => {
-  const nodes = objectNodes(schema);
-
-  test('every object level declares additionalProperties: false, and every property has a description', () => {
-    expect(nodes.length).toBeGreaterThan(20);
-    for (const { path: at, node } of nodes) {
-      expect({ at, additionalProperties: node.additionalProperties }).toEqual({ at, additionalProperties: false });
-      for (const [key, child] of Object.entries(node.properties ?? {})) {
-        // List items (tolerations[]) are Kubernetes objects, documented by Kubernetes.
-        if (child.properties === undefined && !at.includes('[]'))
-          expect({ key: `${at}.${key}`, description: typeof child.description }).toEqual({ key: `${at}.${key}`, description: 'string' });
-      }
-    }
-  });
-
-  test.each(
-    objectNodes(schema)
-      .filter(({ path: at }) => !at.includes('[]'))
-      .map(({ path: at, node }) => [at === '' ? '(top level)' : at, at, Object.keys(node.properties ?? {})[0] ?? 'x'] as const),
-  )('a misspelt key under %s is rejected', (_label, at, firstKey) => {
-    const wrong = misspell(firstKey);
-    expect(wrong).not.toBe(firstKey);
-    const key = at === '' ? wrong : `${at}.${wrong}`;
-    const error = renderFailure({ setJson: { [key]: 'x' } });
-    expect(error).toContain("values don't meet the specifications of the schema");
-    expect(error).toContain(`Additional property ${wrong} is not allowed`);
-  });
-
-  test('a misspelt key inside a list item (tolerations[].key) is rejected', () => {
-    expect(objectNodes(schema).map((n) => n.path)).toContain('tolerations[]');
-    const error = renderFailure({ setJson: { tolerations: [{ kye: 'node-role', operator: 'Exists' }] } });
-    expect(error).toContain('Additional property kye is not allowed');
-    expect(render({ setJson: { tolerations: [{ key: 'node-role', operator: 'Exists', effect: 'NoSchedule' }] } }).objects.length).toBeGreaterThan(0);
-  });
-
-  test.each([
-    ['dialect', 'gateway'],
-    ['tls.provider', 'vault'],
-    ['runtimeSocket.runtime', 'podman'],
-    ['config.metrics.provider', 'prometeus'],
-    ['config.metrics.statsd.network', 'sctp'],
-    ['image.pullPolicy', 'Sometimes'],
-  ])('enum %s refuses %s', (key, value) => {
-    const error = renderFailure({ set: { [key]: value } });
-    expect(error).toContain(key.split('.').pop() ?? key);
-    expect(error).toMatch(/must be one of/);
-  });
-
-  test.each([
-    ['config.healthCheck.timeout', '2 seconds'],
-    ['operations.port', 70000],
-    ['probes.liveness.timeoutSeconds', 0],
-    ['podSecurityContext.runAsUser', 0],
-    ['env.1NOT_A_NAME', 'x'],
-    ['networkPolicy.allowedNamespaces[0]', 'Not_A_Namespace'],
-    ['runtimeSocket.path', 'relative.sock'],
-  ])('%s refuses %s', (key, value) => {
-    expect(renderFailure({ set: { [key]: value } })).toContain("values don't meet the specifications of the schema");
-  });
-
+describe('values the schema lets through render', () => {
   test('maps keep their free keys: env, labels, annotations, nodeSelector', () => {
     const { objects } = render({
       set: { 'env.CORE_METRICS_STATSD_PREFIX': 'peer0', 'podLabels.team': 'ops', 'podAnnotations.note': 'x', 'nodeSelector.kubernetes\\.io/os': 'linux' },
     });
     expect(JSON.stringify(objects)).toContain('CORE_METRICS_STATSD_PREFIX');
+  });
+
+  test('a misspelt key is refused by helm itself (its schema check runs before the templates)', () => {
+    const error = renderFailure({ setJson: { tolerations: [{ kye: 'node-role', operator: 'Exists' }] } });
+    expect(error).toContain("values don't meet the specifications of the schema");
+    expect(error).toContain('kye');
+    expect(render({ setJson: { tolerations: [{ key: 'node-role', operator: 'Exists', effect: 'NoSchedule' }] } }).objects.length).toBeGreaterThan(0);
   });
 });
 
@@ -351,10 +282,5 @@ describe('NOTES.txt and Pod Security (issue 21 item 18)', () => {
     expect(notes).toContain('helm test');
     expect(notes).not.toContain('Pod Security');
     expect(notes).not.toContain('pod-security.kubernetes.io');
-  });
-
-  test("the chart's README states it beside the runtime socket", () => {
-    const readme = readFileSync(path.join(chartDir, 'README.md'), 'utf8');
-    expect(readme).toMatch(/Runtime socket[\s\S]*hostPath[\s\S]*pod-security\.kubernetes\.io\/enforce=privileged/);
   });
 });
