@@ -1,7 +1,8 @@
 /**
  * The command in fleet mode and the `fabric-ops fleet` client, as an operator runs them: the built
- * dist/cli.js with --fleet-config (and FABRIC_OPS_FLEET_CONFIG), steering a real Fabric 3.0.0
- * peer and a fabric-ops node; the client prints tables or --json and exits by the answer.
+ * dist/cli.js with --fleet-config (and FABRIC_OPS_FLEET_CONFIG), steering the double of a recorded
+ * Fabric 3.0.0 peer (test/support/fabric-double.ts) and a fabric-ops node; the client prints tables
+ * or --json and exits by the answer.
  */
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';

@@ -1,122 +1,115 @@
-import { execFile } from 'node:child_process';
 import { waitFor as poll } from '../support/wait';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import net from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import { X509Certificate } from 'node:crypto';
 import { PassThrough } from 'node:stream';
 import { runFleetCommand } from '../../src/fleet/cli';
+import { FabricNetwork, type FabricDouble, type RecordedRelease } from '../support/fabric-double';
 import { request, type HttpAnswer } from '../support/http';
 import type { TestPki } from '../support/pki';
-import { logTail } from '../support/processes';
-
-const execFileAsync = promisify(execFile);
-
-/** The shared tools folder: $FABRIC_TOOLS, else ../shared/tools from the project root (README of the tools). */
-export function toolsDir(): string {
-  const dir = process.env.FABRIC_TOOLS ?? path.resolve(__dirname, '..', '..', '..', 'shared', 'tools');
-  try {
-    readFileSync(path.join(dir, 'fabric-nodes.sh'));
-  } catch {
-    throw new Error(`test prerequisite missing: fabric-nodes.sh not found in ${dir} (set FABRIC_TOOLS to the shared tools folder)`);
-  }
-  return dir;
-}
 
 export interface FabricNodeEntry {
   name: string;
   org: string;
   dialect: 'peer' | 'orderer';
   url: string;
+  /** The org's operations CA: it issued the node's server certificate and is its only client root. */
   caFile: string;
+  /** The org's operator client certificate and key. */
   clientCertFile: string;
   clientKeyFile: string;
-  pid: number;
 }
 
-/** A set of real Fabric nodes from fabric-nodes.sh: several orgs, each with its own operations CA and client certificate. */
+/**
+ * Doubles of recorded Fabric nodes (test/support/fabric-double.ts, from ../shared/fixtures/fabric-recorded):
+ * several orgs, each with its own operations CA and operator client certificate, which only its own
+ * org's nodes trust. The recorded network of each release has 2 peer orgs (org1, org2) of one peer
+ * each and 3 orderers (org ordererorg); start() picks from it. The real-binary version of the fleet
+ * scenario is test/real/fabric/fleet-real-nodes.test.ts.
+ */
 export class FabricNodes {
-  nodes: FabricNodeEntry[] = [];
+  readonly nodes: FabricNodeEntry[];
 
   private constructor(
-    readonly dir: string,
-    readonly release: '2.5.12' | '3.0.0',
-    private readonly env: NodeJS.ProcessEnv,
-  ) {}
+    private readonly network: FabricNetwork,
+    private readonly picked: FabricDouble[],
+  ) {
+    this.nodes = picked.map((node) => ({
+      name: node.name,
+      org: node.org,
+      dialect: node.dialect,
+      url: node.url,
+      caFile: node.caFile,
+      clientCertFile: node.clientCertFile,
+      clientKeyFile: node.clientKeyFile,
+    }));
+  }
 
-  static async start(release: '2.5.12' | '3.0.0', settings: { orgs: number; peersPerOrg: number; orderers: number }): Promise<FabricNodes> {
-    const dir = await mkdtemp(path.join(tmpdir(), `fabric-ops-fleet-${release}-`));
-    // Four ports a node from BASE_PORT, at a random base: other tests on the machine may hold one;
-    // a base whose ports are taken fails the start, and another base is tried (three in all).
-    let lastError: unknown;
-    for (let attempt = 0; attempt < 3; attempt += 1) {
-      const env = {
-        ...process.env,
-        FABRIC_HOME: path.join(toolsDir(), `fabric-${release}`),
-        FABNODES_DIR: dir,
-        BASE_PORT: String(fabricBasePort()),
-        ORGS: String(settings.orgs),
-        PEERS_PER_ORG: String(settings.peersPerOrg),
-        ORDERERS: String(settings.orderers),
-      };
-      const nodes = new FabricNodes(dir, release, env);
-      try {
-        await nodes.up();
-        return nodes;
-      } catch (error) {
-        lastError = error;
-        await nodes.down();
+  get release(): RecordedRelease {
+    return this.network.release;
+  }
+
+  /** The temp folder with the nodes' minted server certificates. */
+  get dir(): string {
+    return this.network.dir;
+  }
+
+  /**
+   * Starts the first `orgs` peer orgs' first `peersPerOrg` peers, then the first `orderers` orderers,
+   * of the recorded `release`, in that order.
+   */
+  static async start(release: RecordedRelease, settings: { orgs: number; peersPerOrg: number; orderers: number }): Promise<FabricNodes> {
+    const network = await FabricNetwork.open(release);
+    try {
+      const peers = network.nodes.filter((node) => node.dialect === 'peer');
+      const orderers = network.nodes.filter((node) => node.dialect === 'orderer');
+      const orgs = [...new Set(peers.map((node) => node.org))];
+      const limits: Array<[keyof typeof settings, number, string]> = [
+        ['orgs', orgs.length, `peer orgs (${orgs.join(', ')})`],
+        ['peersPerOrg', Math.min(...orgs.map((org) => peers.filter((node) => node.org === org).length)), 'peer in each org'],
+        ['orderers', orderers.length, 'orderers'],
+      ];
+      for (const [key, limit, what] of limits) {
+        if (!Number.isInteger(settings[key]) || settings[key] < 0 || settings[key] > limit) {
+          throw new Error(`FabricNodes.start: ${key} ${settings[key]}: the recorded ${release} network has ${limit} ${what}; ${key} must be 0 to ${limit}`);
+        }
       }
-    }
-    throw lastError;
-  }
-
-  /**
-   * Starts every node (again, on the same ports: the fleet's configuration names them). The
-   * script's `up` removes the folder first, so each failed node's log is read into the error.
-   */
-  async up(): Promise<void> {
-    try {
-      await execFileAsync(path.join(toolsDir(), 'fabric-nodes.sh'), ['up'], { env: this.env, cwd: this.dir, timeout: 30_000 });
+      const picked = [
+        ...orgs.slice(0, settings.orgs).flatMap((org) => peers.filter((node) => node.org === org).slice(0, settings.peersPerOrg)),
+        ...orderers.slice(0, settings.orderers),
+      ];
+      await network.start(picked.map((node) => node.name));
+      return new FabricNodes(network, picked);
     } catch (error) {
-      const { stdout = '', stderr = '' } = error as { stdout?: string; stderr?: string };
-      const logs = [...stdout.matchAll(/(\S+) did not come up/g)].map(([, name]) => {
-        const org = /\.(org\d+)$/.exec(name ?? '')?.[1] ?? '';
-        return `--- ${name} node.log:\n${logTail(path.join(this.dir, org, name ?? '', 'node.log'))}`;
-      });
-      throw new Error(`fabric-nodes.sh up (${this.release}) failed: ${stdout}\n${stderr}\n${logs.join('\n')}`, { cause: error });
+      await network.close();
+      throw error;
     }
-    this.nodes = JSON.parse(readFileSync(path.join(this.dir, 'nodes.json'), 'utf8')) as FabricNodeEntry[];
   }
 
-  /**
-   * Stops every node and waits until each has exited. The script only sends SIGTERM; a node
-   * still holding its ports when `up` starts it again would fail to bind them.
-   */
+  /** Starts every node again, on the same ports (the fleet's configuration names them), with the recorded log spec. */
+  async up(): Promise<void> {
+    await Promise.all(this.picked.map((node) => node.start()));
+  }
+
+  /** Stops every node: connections to its port are refused until up(). */
   async down(): Promise<void> {
-    await execFileAsync(path.join(toolsDir(), 'fabric-nodes.sh'), ['down'], { env: this.env, cwd: this.dir, timeout: 30_000 }).catch(() => undefined);
-    const pids = this.nodes.map((node) => node.pid);
-    const allExited = async () => ((await Promise.all(pids.map(exited))).every(Boolean) ? true : undefined);
-    try {
-      await poll('the Fabric nodes to exit after SIGTERM', allExited, { timeoutMs: 10_000, everyMs: 50 });
-    } catch {
-      for (const pid of pids) killQuietly(pid, 'SIGKILL');
-      await poll('the Fabric nodes to exit after SIGKILL', allExited, { timeoutMs: 5_000, everyMs: 50 });
-    }
+    await Promise.all(this.picked.map((node) => node.stop()));
   }
 
   async cleanup(): Promise<void> {
-    await this.down();
-    await rm(this.dir, { recursive: true, force: true });
+    await this.network.close();
   }
 
   node(name: string): FabricNodeEntry {
     const found = this.nodes.find((node) => node.name === name);
-    if (!found) throw new Error(`no node ${name} in ${this.dir}/nodes.json`);
+    if (!found) throw new Error(`no node ${name} among ${this.nodes.map((node) => node.name).join(', ')} (recorded ${this.release})`);
     return found;
+  }
+
+  /** The double behind a node: steps, failed health checks. */
+  double(name: string): FabricDouble {
+    this.node(name);
+    return this.network.node(name);
   }
 
   /** A request to a node's own operations endpoint, with its org's client certificate. */
@@ -136,51 +129,8 @@ export class FabricNodes {
 
   /** notAfter (s since the epoch) of a node's operations server certificate. */
   certificateNotAfter(name: string): number {
-    const file = path.join(this.dir, this.node(name).org, name, 'ops.crt');
+    const file = this.double(name).certFile;
     return Math.floor(Date.parse(new X509Certificate(readFileSync(file)).validTo) / 1000);
-  }
-}
-
-/**
- * A random BASE_PORT for fabric-nodes.sh (4 ports a node, at most 10 nodes), below the kernel's
- * ephemeral range: a port there that a node frees when stopped can be taken at once by any
- * outgoing connection or `listen(0)` of the tests running beside, and the node started again
- * on it then fails to bind (seen in CI). Other tests ask the kernel for their ports, which are
- * all in that range; the compose tests' fixed ports (19443, 29xxx) are outside this one.
- */
-export function fabricBasePort(): number {
-  let ephemeralLow = 32768;
-  try {
-    ephemeralLow = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || ephemeralLow;
-  } catch {
-    // not Linux: the IANA range starts at 49152, above this one
-  }
-  const low = 21000;
-  const high = Math.min(ephemeralLow, 29000) - 40;
-  if (high <= low) throw new Error(`no room for Fabric node ports below the ephemeral range (it starts at ${ephemeralLow})`);
-  return low + Math.floor((Math.random() * (high - low)) / 40) * 40;
-}
-
-/** True when the process has exited: gone, or a zombie its new parent has not reaped yet. */
-async function exited(pid: number): Promise<boolean> {
-  try {
-    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
-  } catch {
-    try {
-      process.kill(pid, 0);
-      return false;
-    } catch {
-      return true;
-    }
-  }
-}
-
-function killQuietly(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(pid, signal);
-  } catch {
-    // already gone
   }
 }
 

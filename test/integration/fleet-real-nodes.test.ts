@@ -1,7 +1,9 @@
 /**
- * Fleet mode against real things: Fabric 2.5.12 nodes (two orgs, each its own operations CA and
- * client certificate; two peers and an orderer), a Fabric 3.0.0 peer, and two fabric-ops nodes,
- * steered by a fabric-ops fleet server over mutual TLS.
+ * Fleet mode against doubles of recorded Fabric nodes (test/support/fabric-double.ts: what real
+ * Fabric 2.5.12 and 3.0.0 nodes answered, from ../shared/fixtures/fabric-recorded): two peer orgs
+ * and the orderer org of 2.5.12, each its own operations CA and client certificate, one peer each
+ * and an orderer; a 3.0.0 peer; and two real fabric-ops nodes, steered by a fabric-ops fleet server
+ * over mutual TLS. The same scenario against real Fabric binaries: test/real/fabric/fleet-real-nodes.test.ts.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -13,7 +15,7 @@ import { startOperationsSystem, type OperationsSystem } from '../../src/system';
 import { testConfig } from '../support/config';
 import { request, type HttpAnswer } from '../support/http';
 import { createTestPki, type KeyPair, type TestPki, serverTls } from '../support/pki';
-import { FabricNodes, waitFor } from './fleet-harness';
+import { FabricNodes, waitFor, type FabricNodeEntry } from './fleet-harness';
 
 jest.setTimeout(120_000);
 
@@ -94,9 +96,8 @@ beforeAll(async () => {
   ]);
   opsNodes = [await startOpsNode(), await startOpsNode()];
   stateDir = await mkdtemp(path.join(tmpdir(), 'fabric-ops-fleet-state-'));
-  const group = (dir: string, org: string) => ({
-    tls: { caFiles: [path.join(dir, org, 'ca', 'ca.crt')], certFile: path.join(dir, org, 'client.crt'), keyFile: path.join(dir, org, 'client.key') },
-  });
+  // An org's group: its operations CA and its operator's client certificate, from any of its nodes.
+  const group = (node: FabricNodeEntry) => ({ tls: { caFiles: [node.caFile], certFile: node.clientCertFile, keyFile: node.clientKeyFile } });
   fleetConfig = fleetConfigFrom(
     {
       stateDirectory: stateDir,
@@ -106,9 +107,10 @@ beforeAll(async () => {
       minRoundInterval: '0s',
       writers: [operatorSubject],
       groups: {
-        org1: group(fabric25.dir, 'org1'),
-        org2: group(fabric25.dir, 'org2'),
-        v3org1: group(fabric30.dir, 'org1'),
+        org1: group(fabric25.node('peer0.org1')),
+        org2: group(fabric25.node('peer0.org2')),
+        ordererorg: group(fabric25.node('orderer0.ordererorg')),
+        v3org1: group(fabric30.node('peer0.org1')),
         ops: { tls: { caFiles: [pki.serverCA.cert], certFile: pki.client.cert, keyFile: pki.client.key } },
       },
       nodes: [
@@ -190,7 +192,7 @@ describe('fleet health and versions', () => {
     expect(body.nodes.map((node) => [node.name, node.status, node.error])).toEqual([
       ['peer0.org1', 'ok', undefined],
       ['peer0.org2', 'ok', undefined],
-      ['orderer0.org2', 'ok', undefined],
+      ['orderer0.ordererorg', 'ok', undefined],
       ['v3-peer0.org1', 'ok', undefined],
       ['ops0', 'ok', undefined],
       ['ops1', 'ok', undefined],
@@ -201,15 +203,14 @@ describe('fleet health and versions', () => {
     for (const node of body.nodes) expect(node.latencyMs).toBeGreaterThanOrEqual(0);
   });
 
-  test('a node stopped: 503 naming it unreachable; started again (new CA files, reloaded): 200', async () => {
+  test('a node stopped: 503 naming it unreachable; started again on the same port with the same certificate: 200', async () => {
     await fabric30.down();
     const down = await fleetCall('/fleet/healthz');
     expect(down.status).toBe(503);
     const entry = (down.json as { nodes: Array<{ name: string; status: string; error: string }> }).nodes.find((node) => node.name === 'v3-peer0.org1');
     expect(entry).toMatchObject({ status: 'unreachable', error: expect.stringContaining('ECONNREFUSED') as unknown });
     await fabric30.up();
-    // The group's files are looked at once a second at most: the new CA is in use within that.
-    await waitFor('the fleet to use the new CA files', async () => (await fleetCall('/fleet/healthz')).status === 200, 5000);
+    expect((await fleetCall('/fleet/healthz')).status).toBe(200);
   });
 
   test('version skew between Fabric 2.5.12, Fabric 3.0.0 and fabric-ops nodes is flagged, grouped', async () => {
@@ -218,12 +219,12 @@ describe('fleet health and versions', () => {
     expect(answer.status).toBe(200);
     expect(body.skew).toBe(true);
     const byVersion = Object.fromEntries(body.versions.map((group) => [group.version, group]));
-    expect(byVersion['2.5.12']).toEqual({ version: '2.5.12', commit: 'af0b647', nodes: ['peer0.org1', 'peer0.org2', 'orderer0.org2'] });
+    expect(byVersion['2.5.12']).toEqual({ version: '2.5.12', commit: 'af0b647', nodes: ['peer0.org1', 'peer0.org2', 'orderer0.ordererorg'] });
     expect(byVersion['3.0.0']).toEqual({ version: '3.0.0', commit: '94590aa', nodes: ['v3-peer0.org1'] });
     expect(byVersion[opsNodes[0]!.version.Version]?.nodes).toEqual(['ops0', 'ops1']);
   });
 
-  test('fleet metrics: nodes known/up/healthy, version info, and each real node certificate notAfter from the handshake', async () => {
+  test('fleet metrics: nodes known/up/healthy, version info, and each Fabric node certificate notAfter from the handshake', async () => {
     await fleetCall('/fleet/healthz');
     const answer = await fleetCall('/metrics');
     expect(answer.status).toBe(200);
@@ -231,7 +232,7 @@ describe('fleet health and versions', () => {
     expect(answer.body).toMatch(/^fleet_nodes_healthy 6$/m);
     expect(answer.body).toContain('fleet_node_up{node="peer0.org1",group="org1"} 1');
     expect(answer.body).toContain('fleet_node_version_info{node="v3-peer0.org1",version="3.0.0",commit="94590aa"} 1');
-    for (const name of ['peer0.org1', 'peer0.org2', 'orderer0.org2']) {
+    for (const name of ['peer0.org1', 'peer0.org2', 'orderer0.ordererorg']) {
       expect(answer.body).toContain(`fleet_node_certificate_expiry_timestamp_seconds{node="${name}"} ${fabric25.certificateNotAfter(name)}`);
     }
     expect(answer.body).toContain(`fleet_node_certificate_expiry_timestamp_seconds{node="v3-peer0.org1"} ${fabric30.certificateNotAfter('peer0.org1')}`);
@@ -285,7 +286,7 @@ describe('fleet log levels', () => {
     }
   });
 
-  test('TTL: the real peers are put back; a peer changed in between is left alone and reported', async () => {
+  test('TTL: the Fabric peers are put back; a peer changed in between is left alone and reported', async () => {
     events.length = 0;
     await setNodeSpec(fabric25, 'peer0.org1', 'info');
     await setNodeSpec(fabric25, 'peer0.org2', 'warning');
@@ -311,17 +312,17 @@ describe('fleet log levels', () => {
   });
 
   test('DELETE /fleet/logspec puts back now', async () => {
-    await setNodeSpec(fabric25, 'orderer0.org2', 'info');
+    await setNodeSpec(fabric25, 'orderer0.ordererorg', 'info');
     const set = await fleetCall('/fleet/logspec', {
       method: 'PUT',
       body: { spec: 'orderer.consensus=debug:info', selector: { dialect: 'orderer' }, ttl: '1h' },
     });
     expect(set.status).toBe(200);
-    expect(await nodeSpec(fabric25, 'orderer0.org2')).toBe('orderer.consensus=debug:info');
+    expect(await nodeSpec(fabric25, 'orderer0.ordererorg')).toBe('orderer.consensus=debug:info');
     const restored = await fleetCall('/fleet/logspec', { method: 'DELETE' });
     expect(restored.status).toBe(200);
-    expect((restored.json as { nodes: unknown[] }).nodes).toEqual([{ name: 'orderer0.org2', result: 'restored', spec: 'info' }]);
-    expect(await nodeSpec(fabric25, 'orderer0.org2')).toBe('info');
+    expect((restored.json as { nodes: unknown[] }).nodes).toEqual([{ name: 'orderer0.ordererorg', result: 'restored', spec: 'info' }]);
+    expect(await nodeSpec(fabric25, 'orderer0.ordererorg')).toBe('info');
     expect(service!.pendingPutBacks()).toEqual([]);
   });
 

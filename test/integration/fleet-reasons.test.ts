@@ -1,8 +1,9 @@
 /**
- * Why a node could not be asked, against real failures: a real Fabric 2.5.12 peer reached with
- * the wrong CA, another org's client certificate, or none; a closed port; a node that accepts and
- * never answers; a server answering something that is not the operations API. And coalescing:
- * many callers at once cause one call per node.
+ * Why a node could not be asked, against real failures: the double of a recorded Fabric 2.5.12 peer
+ * (test/support/fabric-double.ts) reached with the wrong CA, another org's client certificate (a
+ * bad certificate alert in the handshake, as the real peer sends), or none; a closed port; a node
+ * that accepts and never answers; a server answering something that is not the operations API.
+ * And coalescing: many callers at once cause one call per node.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import https from 'node:https';
@@ -60,8 +61,10 @@ beforeAll(async () => {
   // which a listener, on port 0 or any other, cannot do while it holds the port.
   const [oddUrl, slowUrl, closedPort] = [await listen(oddServer), await listen(slowServer), await freeTcpPort()];
   stateDir = await mkdtemp(path.join(tmpdir(), 'fabric-ops-fleet-reasons-'));
-  const org = (name: string) => path.join(fabric.dir, name);
-  const peer1 = fabric.node('peer0.org1').url;
+  // Each org's operations CA and operator client certificate, from its peer.
+  const org1 = fabric.node('peer0.org1');
+  const org2 = fabric.node('peer0.org2');
+  const peer1 = org1.url;
   const config = fleetConfigFrom(
     {
       stateDirectory: stateDir,
@@ -70,28 +73,10 @@ beforeAll(async () => {
       minRoundInterval: '0s',
       healthy: { minCount: 2 },
       groups: {
-        org1: {
-          tls: {
-            caFiles: [path.join(org('org1'), 'ca', 'ca.crt')],
-            certFile: path.join(org('org1'), 'client.crt'),
-            keyFile: path.join(org('org1'), 'client.key'),
-          },
-        },
-        wrongCa: {
-          tls: {
-            caFiles: [path.join(org('org2'), 'ca', 'ca.crt')],
-            certFile: path.join(org('org1'), 'client.crt'),
-            keyFile: path.join(org('org1'), 'client.key'),
-          },
-        },
-        otherOrgClient: {
-          tls: {
-            caFiles: [path.join(org('org1'), 'ca', 'ca.crt')],
-            certFile: path.join(org('org2'), 'client.crt'),
-            keyFile: path.join(org('org2'), 'client.key'),
-          },
-        },
-        noClient: { tls: { caFiles: [path.join(org('org1'), 'ca', 'ca.crt')] } },
+        org1: { tls: { caFiles: [org1.caFile], certFile: org1.clientCertFile, keyFile: org1.clientKeyFile } },
+        wrongCa: { tls: { caFiles: [org2.caFile], certFile: org1.clientCertFile, keyFile: org1.clientKeyFile } },
+        otherOrgClient: { tls: { caFiles: [org1.caFile], certFile: org2.clientCertFile, keyFile: org2.clientKeyFile } },
+        noClient: { tls: { caFiles: [org1.caFile] } },
         test: { tls: { caFiles: [pki.serverCA.cert] } },
       },
       nodes: [

@@ -1,6 +1,7 @@
 /**
  * Pending put-backs in a ConfigMap (`stateConfigMap`, no `stateDirectory`): the built command
- * (dist/cli.js; client-node is ESM, which jest cannot load in-process) in fleet mode steering a real Fabric 2.5.12 peer and a fabric-ops node over mutual TLS, its put-backs
+ * (dist/cli.js; client-node is ESM, which jest cannot load in-process) in fleet mode steering the double of a recorded
+ * Fabric 2.5.12 peer (test/support/fabric-double.ts) and a fabric-ops node over mutual TLS, its put-backs
  * in the fake API server (test/support/fake-apiserver.ts: configmaps get/create/update with the
  * real server's 404 NotFound and 409 AlreadyExists/Conflict). A new fabric-ops, in a fresh
  * directory, finds them there and puts the nodes back.
@@ -76,7 +77,7 @@ function fleetPut(body: unknown): Promise<HttpAnswer> {
   return fleetWrite(url, pki, 'PUT', body);
 }
 
-/** The real peer's own /logspec, asked with its org's client certificate. */
+/** The peer's own /logspec, asked with its org's client certificate. */
 async function peerSpec(): Promise<string> {
   const answer = await fabric.request('peer0.org1', '/logspec');
   return (answer.json as { spec: string }).spec;
