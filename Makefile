@@ -47,9 +47,18 @@ prereqs:
 	scripts/test-prereqs.sh
 	scripts/build-node-base.sh
 
+# Every suite but the unit tests (run apart by unit-purity.sh) and the opt-in suite test/real/, which
+# needs real Fabric or Helm binaries: scripts/opt-in.sh runs the parts whose binaries are named
+# (FABRIC_HOMES, HELM, or on the PATH) and prints one loud line for each part it could not run.
 test: lint build prereqs
 	scripts/unit-purity.sh
-	$(NODE) node_modules/jest/bin/jest.js --ci --testPathIgnorePatterns /test/unit/
+	$(NODE) node_modules/jest/bin/jest.js --ci --testPathIgnorePatterns /test/unit/ /test/real/
+	NODE=$(NODE) scripts/opt-in.sh
+
+# The opt-in suite alone (test/real/); a part whose binaries are missing fails the run.
+.PHONY: test-real
+test-real: deps build prereqs
+	NODE=$(NODE) scripts/opt-in.sh --required
 
 # The contributor's fast loop, on the project's Node: lint, typecheck and the unit tests with coverage
 # (npm test); no root, no daemons, no network, no ../shared.
@@ -131,13 +140,13 @@ clean:
 	rm -rf dist .tools .image
 
 # The Helm chart: copy deploy/'s alert rules into it, check the values docs, lint, package into
-# .tmp/chart. HELM: $HELM, else helm on the PATH, else ../shared/tools/helm (see its README); with
-# none of them, the recipe stops and says how to get Helm.
+# .tmp/chart. HELM: $HELM, else helm on the PATH (the project has no helm of its own); with
+# neither, the recipe stops and says how to get Helm.
 .PHONY: chart
-HELM ?= $(shell command -v helm 2>/dev/null || echo ../shared/tools/helm)
+HELM ?= $(shell command -v helm 2>/dev/null)
 chart:
-	@command -v "$(HELM)" >/dev/null 2>&1 || { \
-	  echo "make chart: no helm: not on the PATH, not at ../shared/tools/helm (HELM=$(HELM))." >&2; \
+	@[ -n "$(HELM)" ] && command -v "$(HELM)" >/dev/null 2>&1 || { \
+	  echo "make chart: no helm: not on the PATH and HELM is not set." >&2; \
 	  echo "  Install Helm 3 (https://helm.sh/docs/intro/install/: a release archive's linux-amd64/helm on your PATH, or your package manager)," >&2; \
 	  echo "  or name one: make chart HELM=/path/to/helm" >&2; exit 1; }
 	scripts/chart-sync-rules.sh

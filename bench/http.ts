@@ -19,7 +19,7 @@
  *
  * FABRIC_OPS_DIST (default ./dist) names the build to measure; BENCH_BASELINE_DIST adds a second
  * build as another contender (before/after in one run). The real Fabric peer (`peer node start` on
- * its release's sampleconfig, FABRIC_HOME or ../shared/tools/fabric-2.5.12) is measured for its start
+ * its release's sampleconfig: the first of FABRIC_HOMES, else FABRIC_HOME, else peer on the PATH) is measured for its start
  * and idle memory only, beside the others; without the release the column is left out, and said so.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -33,6 +33,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fabricHome, writeNodeConfig } from '../test/support/fabric-reference';
 import { createTestPki, type TestPki } from '../test/support/pki';
+import { fabricReleases } from '../test/support/real-binaries';
 import { freeTcpPort } from '../test/support/ports';
 
 function option(name: string, fallback: number): number {
@@ -85,8 +86,11 @@ if (process.env.BENCH_BASELINE_DIST) {
 /** The real Fabric peer: its release folder, or why there is no peer column. */
 const peerHome = ((): { home: string } | { missing: string } => {
   try {
-    // From the repository root, where `make bench` runs (the compiled bench has a package.json of its own).
-    return { home: fabricHome(process.env.FABRIC_HOME ?? resolve('../shared/tools/fabric-2.5.12')) };
+    // The first release FABRIC_HOMES (or FABRIC_HOME, or peer on the PATH) names: the project has no
+    // Fabric binaries of its own (test/support/real-binaries.ts); without one there is no peer column.
+    const { homes, missing } = fabricReleases();
+    const first = homes[0];
+    return first === undefined ? { missing: missing ?? 'no Fabric release named' } : { home: fabricHome(first) };
   } catch (error) {
     return { missing: (error as Error).message };
   }

@@ -16,9 +16,9 @@ import { logTail, terminate } from './processes';
 /**
  * A real Hyperledger Fabric network on loopback for chaincode tests: one etcdraft orderer, one
  * peer (Org1), channel `mychannel`, TLS on every Fabric endpoint, chaincode deployed as a
- * service (`ccaas` external builder). The same steps as ../shared/tools/fabric-network.sh,
- * with free ports and a temp folder per network so that parallel runs do not meet.
- * `$FABRIC_HOME` names the release (default ../shared/tools/fabric-2.5.12 from the repository).
+ * service (`ccaas` external builder), with free ports and a temp folder per network so that
+ * parallel runs do not meet. `$FABRIC_HOME` names the release (no default: the project has no
+ * Fabric binaries; only the opt-in suite, test/real/, and bench/chaincode.ts use this file).
  */
 
 const run = promisify(execFile);
@@ -34,7 +34,12 @@ const repoRoot = findRepoRoot();
 export const channelName = 'mychannel';
 
 export function fabricNetworkHome(): string {
-  const home = process.env.FABRIC_HOME ?? path.resolve(repoRoot, '../shared/tools/fabric-2.5.12');
+  const home = process.env.FABRIC_HOME;
+  if (home === undefined || home === '') {
+    throw new Error(
+      'OPT-IN SUITE CANNOT RUN: no FABRIC_HOME (a Fabric 2.5 release folder with bin/, sampleconfig/, ccaas-builder/ and network-config/); the project has no Fabric binaries of its own',
+    );
+  }
   for (const required of [
     'bin/peer',
     'bin/orderer',

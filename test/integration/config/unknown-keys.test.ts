@@ -10,11 +10,13 @@ import { makeTempDir, problemsOf, removeTempDirs, sampleConfigDir, writeFile } f
 
 afterAll(removeTempDirs);
 
-const tools = path.resolve(__dirname, '../../../../shared/tools');
+// The sample configurations of the releases recorded in ../shared/fixtures/fabric-recorded (the
+// files the real 2.5.12, 3.0.0 and 3.1.5 nodes of those recordings were started from).
+const recorded = path.resolve(__dirname, '../../../../shared/fixtures/fabric-recorded');
 const samples = [
   path.join(sampleConfigDir, 'core.yaml'),
   path.join(sampleConfigDir, 'orderer.yaml'),
-  ...['fabric-2.5.12', 'fabric-3.0.0'].flatMap((release) => ['core.yaml', 'orderer.yaml'].map((file) => path.join(tools, release, 'sampleconfig', file))),
+  ...['2.5.12', '3.0.0', '3.1.5'].flatMap((release) => ['core.yaml', 'orderer.yaml'].map((file) => path.join(recorded, release, 'sampleconfig', file))),
 ];
 
 function load(name: string, text: string): ReturnType<typeof loadConfig> {

@@ -1,9 +1,9 @@
 import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { EndorseError, type Contract } from '@hyperledger/fabric-gateway';
-import { request, type HttpAnswer } from '../support/http';
-import { createTestPki, type TestPki } from '../support/pki';
-import { freeTcpPort } from '../support/ports';
+import { request, type HttpAnswer } from '../../support/http';
+import { createTestPki, type TestPki } from '../../support/pki';
+import { freeTcpPort } from '../../support/ports';
 import {
   buildChaincodeProject,
   channelName,
@@ -15,7 +15,7 @@ import {
   type ChaincodeProject,
   type Daemon,
   type FabricNetwork,
-} from '../support/fabric-network';
+} from '../../support/fabric-network';
 
 /**
  * The example chaincode (examples/chaincode-as-a-service, fabric-ops embedded) deployed as a
