@@ -219,7 +219,7 @@ describe('the documented examples of chart values meet the schema', () => {
 const seeds: Values[] = [
   {
     fleet: {
-      writers: [{ subject: 'O=org1,CN=admin', issuer: 'O=org1,CN=ca.org1' }, { fingerprint: `SHA256:${'ab:'.repeat(31)}ab` }],
+      writers: [{ subject: 'O=org1,CN=admin', issuerFingerprint: `sha256:${'cd:'.repeat(31)}cd` }, { fingerprint: `SHA256:${'ab:'.repeat(31)}ab` }],
     },
   },
 ];
@@ -440,11 +440,16 @@ describe('named refusals', () => {
   });
 
   test.each([
-    [{ issuer: 'O=org1,CN=ca.org1' }, ['fleet.writers[0].subject: is required', 'fleet.writers[0].fingerprint: is required']],
+    [{ issuerFingerprint: `sha256:${'cd:'.repeat(31)}cd` }, ['fleet.writers[0].subject: is required', 'fleet.writers[0].fingerprint: is required']],
+    // An issuer named by its distinguished name is what any trusted CA can mint (issue 28): refused.
+    [
+      { subject: 'O=org1,CN=operator', issuer: 'O=org1,CN=ca.org1' },
+      [expect.stringMatching(/^fleet\.writers\[0\]\.issuer: is not a key of fleet\.writers\[0\] \(keys: subject, issuerFingerprint, fingerprint\)$/)],
+    ],
     [{ fingerprint: 'abc' }, [expect.stringMatching(/^fleet\.writers\[0\]\.fingerprint: must match pattern/)]],
     [
       { subject: 'O=org1,CN=operator', role: 'admin' },
-      [expect.stringMatching(/^fleet\.writers\[0\]\.role: is not a key of fleet\.writers\[0\] \(keys: subject, issuer, fingerprint\)$/)],
+      [expect.stringMatching(/^fleet\.writers\[0\]\.role: is not a key of fleet\.writers\[0\] \(keys: subject, issuerFingerprint, fingerprint\)$/)],
     ],
   ])('writer %j', (writer, lines) => {
     const errors = schemaErrors({ files: [fleetValues], setJson: { 'fleet.writers': [writer] } });

@@ -327,7 +327,7 @@ Included by the Deployment, so every render runs it.
 {{- $paths := list (include "fabric-ops.configDir" .) -}}
 {{- if include "fabric-ops.tlsEnabled" . -}}{{- $paths = concat $paths (list (include "fabric-ops.serverTlsDir" .) (include "fabric-ops.clientCADir" .)) -}}{{- end -}}
 {{- if .Values.runtimeSocket.enabled -}}{{- $paths = append $paths (include "fabric-ops.runtimeSocketPath" .) -}}{{- end -}}
-{{- if .Values.fleet.enabled -}}{{- $paths = concat $paths (list (include "fabric-ops.fleetConfigDir" .) (include "fabric-ops.fleetGroupsDir" .) (include "fabric-ops.fleetStateDir" .)) -}}{{- end -}}
+{{- if .Values.fleet.enabled -}}{{- $paths = concat $paths (list (include "fabric-ops.fleetConfigDir" .) (include "fabric-ops.fleetGroupsDir" .) (include "fabric-ops.fleetStateMount" .)) -}}{{- end -}}
 {{- range $i, $mount := .Values.extraVolumeMounts -}}
 {{- if has (trimSuffix "/" $mount.mountPath) $paths -}}
 {{- fail (printf "extraVolumeMounts[%d].mountPath=%s is where the chart mounts its own files (%s); choose another path" $i $mount.mountPath (join ", " $paths)) -}}
@@ -413,7 +413,14 @@ an optional trailing "." (that logger only). The service exits 2 on anything els
 {{/* Fleet mode (README "Fleet"): where the pod sees the fleet configuration, the groups' Secrets and the state. */}}
 {{- define "fabric-ops.fleetConfigDir" -}}/etc/fabric-ops/fleet{{- end -}}
 {{- define "fabric-ops.fleetGroupsDir" -}}/etc/fabric-ops/fleet-groups{{- end -}}
-{{- define "fabric-ops.fleetStateDir" -}}/var/lib/fabric-ops/fleet{{- end -}}
+{{/*
+The fleet's state volume is mounted at fleetStateMount; the state directory is a folder fabric-ops
+makes in it (0700): the root of an emptyDir or a PVC is world-writable (2777 with fsGroup), and the
+put-back store refuses a state folder others can write (a planted put-back would run with the
+fleet's credentials).
+*/}}
+{{- define "fabric-ops.fleetStateMount" -}}/var/lib/fabric-ops/fleet{{- end -}}
+{{- define "fabric-ops.fleetStateDir" -}}/var/lib/fabric-ops/fleet/state{{- end -}}
 {{- define "fabric-ops.fleetConfigMapName" -}}{{- printf "%s-fleet" (include "fabric-ops.fullname" .) | trunc 63 | trimSuffix "-" -}}{{- end -}}
 {{- define "fabric-ops.fleetStateClaim" -}}
 {{- default (printf "%s-fleet-state" (include "fabric-ops.fullname" .) | trunc 63 | trimSuffix "-") .Values.fleet.persistence.existingClaim -}}

@@ -165,7 +165,7 @@ describe('fleet mode (ci/fleet-values.yaml)', () => {
     const configMap = find(objects, 'ConfigMap', `${svc}-fleet`);
     const config = fleetConfigFrom(parse(configMap.data?.['fleet.yaml'] ?? ''), fleetFile);
     expect(config).toMatchObject({
-      stateDirectory: '/var/lib/fabric-ops/fleet',
+      stateDirectory: '/var/lib/fabric-ops/fleet/state',
       nodeTimeoutMs: 3000,
       pollIntervalMs: 60_000,
       concurrency: 16,

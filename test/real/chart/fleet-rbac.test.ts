@@ -203,7 +203,7 @@ describe('chart: the fleet put-back ConfigMap and Events', () => {
     expectBound(objects, role);
     const config = fleetConfig(objects);
     expect(config.stateConfigMap).toBe(`${fullname}-fleet-state`);
-    expect(config.stateDirectory).toBe('/var/lib/fabric-ops/fleet');
+    expect(config.stateDirectory).toBe('/var/lib/fabric-ops/fleet/state');
     // The service creates it (a chart-owned one would be rewritten by every upgrade, losing put-backs).
     expect(objects.filter((object) => object.kind === 'ConfigMap' && object.metadata.name === `${fullname}-fleet-state`)).toEqual([]);
   });

@@ -509,7 +509,7 @@ dns.lookup = function (host, options, callback) {
     const put = await fleetRequest(port, 'PUT', '/fleet/logspec', secrets.client, { spec: 'fleet=debug:info', selector: {}, ttl: '1h' });
     expect(put.status).toBe(200);
     expect(put.json).toMatchObject({ complete: true, nodes: [{ name: 'self', result: 'applied', previous: 'info' }] });
-    const state = JSON.parse(readFileSync(path.join(root, 'var/lib/fabric-ops/fleet/fleet-putbacks.json'), 'utf8')) as { pending: unknown[] };
+    const state = JSON.parse(readFileSync(path.join(root, 'var/lib/fabric-ops/fleet/state/fleet-putbacks.json'), 'utf8')) as { pending: unknown[] };
     expect(JSON.stringify(state.pending)).toContain('"self"');
     expect((await fleetRequest(port, 'GET', '/logspec', secrets.client)).json).toEqual({ spec: 'fleet=debug:info' });
     const restore = await fleetRequest(port, 'DELETE', '/fleet/logspec', secrets.client, {});
