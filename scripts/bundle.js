@@ -286,8 +286,9 @@ async function bundleKubernetesClient() {
   });
 }
 
-// dist/cli.js is only src/cli.ts (the Node.js version check, then Node's compile cache switched on)
-// and requires the command's bundle, dist/cli-command.js: a file Node compiles before running it
+// dist/cli.js is only src/cli.ts and the little it imports (the SIGUSR1 listener, first, then the
+// Node.js version check, the inspector check and Node's compile cache switched on in a folder of the
+// user's own) and runs the command's bundle, dist/cli-command.js: a file Node compiles before running it
 // cannot use the cache that the file itself switches on, and compiling the bundle is ~10 ms of
 // every start that the cache saves (issue 20).
 const commandFile = 'cli-command.js';

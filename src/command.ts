@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { settingsReference } from './config/reference';
 import { dialects, type Dialect } from './config/types';
 import { ConfigError, DedicatedCaError, FabricOpsError, LogSpecError, TlsMaterialError, messageOf } from './errors';
+import { openInspectorRefusal } from './inspector-guard';
 import { OperationsSystem, stopGraceMs, type StartOptions } from './system';
 import type * as FleetModule from './fleet';
 import type * as FleetCliModule from './fleet/cli';
@@ -175,6 +176,11 @@ async function main(): Promise<void> {
     const { code, lines } = exitCodeFor(err);
     fail(code, lines);
   }
+  // The start is over: an inspector open now is refused as at the start (src/cli.ts looked before
+  // the configuration was read). A SIGUSR1 that came before the command's listener was in place
+  // opens one a little after the signal, possibly after that first look (issue 28).
+  const inspector = openInspectorRefusal();
+  if (inspector !== null) fail(exitCodes.config, [inspector]);
 
   const logger = system.getLogger('operations');
   warn = (line) => logger.warn(line);

@@ -1,7 +1,6 @@
 import type * as K8s from '@kubernetes/client-node' with { 'resolution-mode': 'import' };
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import { KubernetesSetupError, messageOf } from '../errors';
 import { requireAccess } from './access';
 import type { ConfigMapApi, ConfigMapLike } from './logspec-configmap';
@@ -73,7 +72,9 @@ const kubectlOnlyUserFields = new Set(['as-uid', 'as-groups', 'as-user-extra']);
 
 /** The current context's user as written in the kubeconfig file (client-node's model has dropped what it does not read). */
 function rawCurrentUser(text: string, currentUser: string): Record<string, unknown> | undefined {
-  const document = parseYaml(text) as { users?: { name?: unknown; user?: unknown }[] } | null;
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- the YAML parser only when a kubeconfig is read (start time)
+  const yaml = require('yaml') as typeof import('yaml');
+  const document = yaml.parse(text) as { users?: { name?: unknown; user?: unknown }[] } | null;
   const entry = document?.users?.find((user) => user?.name === currentUser);
   return entry?.user !== null && typeof entry?.user === 'object' ? (entry.user as Record<string, unknown>) : undefined;
 }

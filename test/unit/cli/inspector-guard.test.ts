@@ -30,7 +30,7 @@ describe('inspectorMayBeOpen', () => {
     expect(inspectorMayBeOpen([], { NODE_OPTIONS: '--experimental-default-config-file' })).toBe(true);
   });
 
-  it('is false when no option can have opened one (node:inspector is then not loaded)', () => {
+  it('is false when no option can have opened one', () => {
     expect(inspectorMayBeOpen([], {})).toBe(false);
     expect(inspectorMayBeOpen(['--disable-sigusr1', '--enable-source-maps'], { NODE_OPTIONS: '--max-old-space-size=200' })).toBe(false);
   });
