@@ -11,7 +11,7 @@ VERSION_TAG := $(if $(filter fabric-ops:latest,$(IMAGE)),-t fabric-ops:$(VERSION
 # What /version answers in the image (and its org.opencontainers.image.revision label).
 GIT_COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 
-.PHONY: run test compat build deps prereqs bench bench-prereqs image compose-pki compose-images compose-up clean docs
+.PHONY: run test compat compat-record build deps prereqs bench bench-prereqs image compose-pki compose-images compose-up clean docs
 
 # npm runs under the project's Node (its `#!/usr/bin/env node` and the scripts it starts find it
 # first on the PATH), not under an older `node` of the machine: no EBADENGINE warnings, one runtime.
@@ -50,10 +50,15 @@ prereqs:
 # Every suite but the unit tests (run apart by unit-purity.sh) and the opt-in suite test/real/, which
 # needs real Fabric or Helm binaries: scripts/opt-in.sh runs the parts whose binaries are named
 # (FABRIC_HOMES, HELM, or on the PATH) and prints one loud line for each part it could not run.
+# The compat replay (test/compat/replay.test.ts) says itself when it has no recording; the line is
+# printed again at the end, where it is seen.
 test: lint build prereqs
 	scripts/unit-purity.sh
-	$(NODE) node_modules/jest/bin/jest.js --ci --testPathIgnorePatterns /test/unit/ /test/real/
-	NODE=$(NODE) scripts/opt-in.sh
+	status=0; $(NODE) node_modules/jest/bin/jest.js --ci --testPathIgnorePatterns /test/unit/ /test/real/ || status=$$?; \
+	  NODE=$(NODE) scripts/opt-in.sh || status=$$?; \
+	  ls test/compat/recorded/fabric-*.json ../shared/fixtures/compat-recorded/fabric-*.json >/dev/null 2>&1 || \
+	  echo '!!! COMPAT REPLAY HAS NO RECORDING: looked in test/compat/recorded/ and ../shared/fixtures/compat-recorded/; make one with make compat-record FABRIC_HOMES="<Fabric release folders>"'; \
+	  exit $$status
 
 # The opt-in suite alone (test/real/); a part whose binaries are missing fails the run.
 .PHONY: test-real
@@ -77,12 +82,18 @@ fix: deps
 	$(NODE) node_modules/eslint/bin/eslint.js --fix .
 	$(NODE) node_modules/prettier/bin/prettier.cjs --write --log-level warn .
 
-# The differential suite against the real Fabric peer and orderer of every release in FABRIC_HOMES
-# (default: 2.5.12 and 3.0.0 from ../shared/tools; test/compat/releases.ts), one after the other;
-# rewrites docs/compatibility.md (the releases side by side) and the README's deviations section.
-FABRIC_HOMES ?= ../shared/tools/fabric-2.5.12 ../shared/tools/fabric-3.0.0
-compat: deps prereqs
-	COMPAT_WRITE=1 FABRIC_HOMES="$(FABRIC_HOMES)" $(NODE) node_modules/jest/bin/jest.js --ci test/compat
+# The differential suite, live (test/real/compat, part of the opt-in suite): the real peer and orderer
+# of every release in FABRIC_HOMES (else FABRIC_HOME, else peer on the PATH; the project ships none)
+# against fabric-ops on the same configuration; rewrites the README's deviations section.
+compat: deps build prereqs
+	COMPAT_WRITE=1 FABRIC_HOMES="$(FABRIC_HOMES)" $(NODE) node_modules/jest/bin/jest.js --ci test/real/compat
+
+# The same, recording each release's answers in $(COMPAT_RECORD)/fabric-<version>.json; then the
+# replay (which make test runs) renders docs/compatibility.md from the recordings.
+COMPAT_RECORD ?= test/compat/recorded
+compat-record: deps build prereqs
+	COMPAT_RECORD="$(COMPAT_RECORD)" COMPAT_WRITE=1 FABRIC_HOMES="$(FABRIC_HOMES)" $(NODE) node_modules/jest/bin/jest.js --ci test/real/compat
+	COMPAT_WRITE=1 $(NODE) node_modules/jest/bin/jest.js --ci test/compat/replay.test.ts
 
 # The README's reference tables (metrics, both dialects' keys) from the code; see scripts/gendocs.ts.
 # test/unit/docs/readme-references.test.ts fails when README.md is not what this writes.

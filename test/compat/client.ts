@@ -2,7 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import type { KeyPair } from '../support/pki';
-import type { Answer, ClientCert, HttpCase } from './model';
+import type { Answer, ClientCert, HttpAnswer, HttpCase } from './model';
 
 /** Where a case is sent: one operations server, Fabric's or ours. */
 export interface Target {
@@ -114,6 +114,11 @@ export function describeBody(body: string): string {
   }
 }
 
+/** The body itself when short and not the text exposition: recordings keep it for the reader (Fabric's error texts). */
+export function rawBody(body: string): string | undefined {
+  return body.length <= 256 && !/^# (HELP|TYPE) /.test(body) ? body : undefined;
+}
+
 function describeRequestId(value: string | string[] | undefined): string {
   if (value === undefined) return 'absent';
   if (value === sentRequestId) return 'echoed';
@@ -161,6 +166,7 @@ function plainToTls(port: number, path: string): Promise<Answer> {
         contentType: contentTypeOf(headers, false),
         body: describeBody(body),
         requestId: describeRequestId(headers['x-request-id']),
+        raw: rawBody(body),
       });
     };
     socket.setTimeout(3000, () => finish('no answer within 3 s'));
@@ -183,6 +189,7 @@ export async function runCase(target: Target, c: HttpCase): Promise<Answer> {
       contentType: contentTypeOf(raw.headers, c.fullContentType === true),
       body: describeBody(raw.body),
       requestId: describeRequestId(raw.headers['x-request-id']),
+      raw: rawBody(raw.body),
     };
   } catch (error) {
     answer = describeFailure(error, target.tls !== null);
@@ -192,4 +199,21 @@ export async function runCase(target: Target, c: HttpCase): Promise<Answer> {
     if (answer.state !== 'info') await putSpec(target, 'info');
   }
   return answer;
+}
+
+/**
+ * PUT /logspec with a generated body, then the spec GET /logspec shows: what the generated cases
+ * compare (status, media type, body shape, whether a request id came, the spec afterwards).
+ */
+export async function putAndRead(target: Target, body: string): Promise<HttpAnswer> {
+  const raw = await send(target, { method: 'PUT', path: '/logspec', body, headers: { 'Content-Type': 'application/json' } });
+  const state = await readSpec(target);
+  return {
+    kind: 'http',
+    status: raw.status,
+    contentType: raw.headers['content-type']?.split(';')[0]?.trim() ?? null,
+    body: describeBody(raw.body),
+    requestId: raw.headers['x-request-id'] ? 'present' : 'absent',
+    state,
+  };
 }

@@ -2,8 +2,9 @@ import { isHttpCase, type Answer, type AnyCase, type HttpCase } from './model';
 
 /**
  * The deliberate deviations of fabric-ops from Fabric's operations service. The differential
- * suite reads this table: a difference no entry explains fails the run, and so does an entry
- * no case needs. Rendered into README.md and docs/compatibility.md (`make compat`).
+ * suite reads this table, live (test/real/compat) and in the replay of recordings (replay.test.ts):
+ * a difference no entry explains fails the run, and so does an entry no case needs. Rendered into
+ * README.md and docs/compatibility.md (`make compat`, `make compat-record`).
  *
  * A matcher must be narrow: it names the request it applies to and both answers, and never
  * hides a difference in the state afterwards unless the deviation is about that state.

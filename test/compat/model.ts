@@ -41,6 +41,8 @@ export type Answer =
       requestId: string;
       /** GET /logspec afterwards (spec value), when the case checks state. */
       state?: string;
+      /** The body as received when short (see client.ts rawBody): kept in recordings for the reader, never compared. */
+      raw?: string;
     }
   | { kind: 'tls-refused'; detail: string }
   | { kind: 'no-answer'; detail: string }
@@ -56,6 +58,8 @@ export interface FactCase {
 }
 
 export type AnyCase = HttpCase | FactCase;
+
+export type HttpAnswer = Extract<Answer, { kind: 'http' }>;
 
 export function isHttpCase(c: AnyCase): c is HttpCase {
   return 'method' in c;

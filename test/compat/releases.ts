@@ -1,31 +1,14 @@
-import { existsSync } from 'node:fs';
-import path from 'node:path';
-import { fabricHome, repositoryRoot } from '../support/fabric-reference';
+import { requireFabricReleases } from '../support/real-binaries';
 
 /**
- * The Fabric releases the differential suite runs against, each a folder with bin/ and
- * sampleconfig/: $FABRIC_HOMES (space- or colon-separated), else $FABRIC_HOME (one release), else
- * every release of ../shared/tools the suite knows (2.5.12, the LTS line, and 3.0.0). A folder
- * named but incomplete fails the suite (fabricHome throws); with CI=true so does a default one
- * that is missing, so that a run never passes on fewer releases than it claims.
+ * The Fabric releases the live differential suite (test/real/compat/compat.test.ts) runs against and
+ * records, each a folder with bin/peer, bin/orderer and sampleconfig/: $FABRIC_HOMES (space- or
+ * colon-separated), else $FABRIC_HOME (one release), else the release of `peer` on the PATH
+ * (test/support/real-binaries.ts). There is no default folder: without a release the live suite fails
+ * with `OPT-IN SUITE CANNOT RUN: ...`, and a folder named but incomplete fails naming the missing file.
  */
-export const defaultReleases = ['fabric-2.5.12', 'fabric-3.0.0'] as const;
-
 export function compatReleaseHomes(env: NodeJS.ProcessEnv = process.env): string[] {
-  const listed = (env.FABRIC_HOMES ?? '')
-    .split(/[\s:]+/)
-    .filter((item) => item !== '')
-    .map((item) => path.resolve(item));
-  if (listed.length > 0) return listed.map((home) => fabricHome(home));
-  if (env.FABRIC_HOME !== undefined && env.FABRIC_HOME !== '') return [fabricHome(path.resolve(env.FABRIC_HOME))];
-  const tools = path.resolve(repositoryRoot(), '../shared/tools');
-  const present = defaultReleases.map((name) => path.join(tools, name)).filter((home) => existsSync(home));
-  const missing = defaultReleases.filter((name) => !existsSync(path.join(tools, name)));
-  if (missing.length > 0 && (env.CI === 'true' || present.length === 0)) {
-    throw new Error(`compat: Fabric release folders missing in ${tools}: ${missing.join(', ')} (CI runs against every one; FABRIC_HOMES names others)`);
-  }
-  if (missing.length > 0) console.warn(`compat: running without ${missing.join(', ')} (not in ${tools}); CI=true makes this an error`);
-  return present.map((home) => fabricHome(home));
+  return requireFabricReleases(env);
 }
 
 /** `2.5.12` → `2.5`: deviations name the release lines they apply to. */

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { parseDocument, type Document } from 'yaml';
 import { freeTcpPort } from './ports';
 import { logTail, settlesWithin } from './processes';
+import { requireFabricReleases } from './real-binaries';
 
 /**
  * The real Fabric peer and orderer (the reference implementation of the operations service),
@@ -14,7 +15,10 @@ import { logTail, settlesWithin } from './processes';
  * a copy of `core.yaml` / `orderer.yaml` (and the sample MSP) in which only writable paths,
  * ports and the settings a test chooses are changed. The same file is what fabric-ops is given.
  *
- * `$FABRIC_HOME` names the release (default: ../shared/tools/fabric-2.5.12 from the repository).
+ * The release: the folder a test names, else `$FABRIC_HOME`, else the first of test/support/real-binaries.ts
+ * (`$FABRIC_HOMES`, or `peer` on the PATH); the project has none of its own. writeNodeConfig also
+ * writes the same configuration from a sampleconfig folder without binaries (`sampleconfig`): the
+ * compat replay (test/compat/replay.test.ts) starts fabric-ops alone on what a recording ran under.
  */
 
 export type NodeKind = 'peer' | 'orderer';
@@ -30,9 +34,13 @@ export function repositoryRoot(): string {
   return dir;
 }
 
-/** The release folder: `given` (the compat suite runs several), else $FABRIC_HOME, else 2.5.12; throws when incomplete. */
+/**
+ * The release folder: `given` (the compat suite runs several), else $FABRIC_HOME, else the first release
+ * real-binaries.ts finds (it throws `OPT-IN SUITE CANNOT RUN: ...` when there is none); throws when incomplete.
+ */
 export function fabricHome(given?: string): string {
-  const home = given ?? process.env.FABRIC_HOME ?? path.resolve(repositoryRoot(), '../shared/tools/fabric-2.5.12');
+  const fromEnv = process.env.FABRIC_HOME !== undefined && process.env.FABRIC_HOME !== '' ? process.env.FABRIC_HOME : undefined;
+  const home = given ?? fromEnv ?? requireFabricReleases()[0] ?? '';
   for (const required of ['bin/peer', 'bin/orderer', 'sampleconfig/core.yaml', 'sampleconfig/orderer.yaml']) {
     if (!existsSync(path.join(home, required))) {
       throw new Error(`Fabric release incomplete: ${path.join(home, required)} is missing (set FABRIC_HOME to a Fabric release with bin/ and sampleconfig/)`);
@@ -68,13 +76,18 @@ export interface NodeConfigOptions {
   generalTls?: { cert: string; key: string; rootCA: string };
   /** The release folder whose sampleconfig is copied and whose binary runs on it (default: fabricHome()). */
   home?: string;
+  /**
+   * A folder with `core.yaml` / `orderer.yaml` (and optionally `msp/`) to copy instead of a release's
+   * sampleconfig: no binary is needed, and the configuration cannot start a Fabric node (`home` is unset).
+   */
+  sampleconfig?: string;
 }
 
 /** A node's configuration directory: FABRIC_CFG_PATH, holding core.yaml or orderer.yaml and msp/. */
 export interface NodeConfig {
   kind: NodeKind;
-  /** The release folder (bin/, sampleconfig/) this configuration was written from. */
-  home: string;
+  /** The release folder (bin/, sampleconfig/) this configuration was written from; unset when written from a bare sampleconfig folder. */
+  home?: string;
   dir: string;
   file: string;
   /** Environment the node needs beside the file (FABRIC_CFG_PATH); operations ports are added per process. */
@@ -87,14 +100,16 @@ function setIn(doc: Document, keyPath: string[], value: unknown): void {
 
 /** Writes the sample configuration with writable paths and ports moved and the chosen settings. */
 export async function writeNodeConfig(root: string, options: NodeConfigOptions): Promise<NodeConfig> {
-  const home = fabricHome(options.home);
+  const home = options.sampleconfig === undefined ? fabricHome(options.home) : undefined;
+  const sampleconfig = options.sampleconfig ?? path.join(home ?? '', 'sampleconfig');
   const dir = path.join(root, options.kind);
   const data = path.join(root, `${options.kind}-data`);
   await mkdir(dir, { recursive: true });
   await mkdir(data, { recursive: true });
-  await cp(path.join(home, 'sampleconfig/msp'), path.join(dir, 'msp'), { recursive: true });
+  // The sample MSP: fabric-ops reads only its CA folders (the dedicated-CA warning); a bare sampleconfig may lack it.
+  if (home !== undefined || existsSync(path.join(sampleconfig, 'msp'))) await cp(path.join(sampleconfig, 'msp'), path.join(dir, 'msp'), { recursive: true });
   const fileName = options.kind === 'peer' ? 'core.yaml' : 'orderer.yaml';
-  const doc = parseDocument(await readFile(path.join(home, 'sampleconfig', fileName), 'utf8'));
+  const doc = parseDocument(await readFile(path.join(sampleconfig, fileName), 'utf8'));
   const [p1, p2, p3] = [await uniquePort(), await uniquePort(), await uniquePort()];
   if (options.kind === 'peer') {
     setIn(doc, ['peer', 'fileSystemPath'], path.join(data, 'fs'));
@@ -223,6 +238,7 @@ export async function startFabricNode(options: StartFabricOptions): Promise<Fabr
   const port = await uniquePort();
   const logFile = path.join(options.logDir ?? path.dirname(config.dir), `${config.kind}-${port}.log`);
   const log = openSync(logFile, 'a');
+  if (config.home === undefined) throw new Error(`${config.file} was written from a bare sampleconfig folder: no Fabric ${config.kind} binary to start on it`);
   const binary = path.join(config.home, 'bin', config.kind);
   const args = config.kind === 'peer' ? ['node', 'start'] : [];
   const started = Date.now();
