@@ -158,11 +158,19 @@ export class ConfigMapPutBackStore implements PutBackStore {
         // 409: changed (update) or made meanwhile (create); 404 on an update: deleted. (A 404 on a
         // create is a namespace that does not exist: reading again cannot help.)
         if ((status === 409 || (status === 404 && updating)) && attempt < maxWriteAttempts) {
+          // Read first, then say what happened: a real API server answers 409 (the UID precondition)
+          // to an update of an object deleted meanwhile, as to one changed meanwhile.
+          try {
+            this.current = await this.api.get();
+          } catch (readError) {
+            throw new PutBackPersistError(
+              `cannot write the pending put-backs to ${this.where}: ${messageOf(error)}; reading it again failed: ${messageOf(readError)}`,
+            );
+          }
           this.logger.warn(
-            `${this.where} was ${status === 404 ? 'deleted' : 'changed'} by someone else (${messageOf(error)}); reading it again and writing fabric-ops' pending put-backs over the key`,
+            `${this.where} was ${this.current === null ? 'deleted' : 'changed'} by someone else (${messageOf(error)}); ${this.current === null ? 'creating it again with' : 'writing'} fabric-ops' pending put-backs over the key`,
             { configMap: `${this.api.namespace}/${this.api.name}`, status },
           );
-          this.current = undefined;
           continue;
         }
         throw new PutBackPersistError(`cannot write the pending put-backs to ${this.where}: ${messageOf(error)}`);

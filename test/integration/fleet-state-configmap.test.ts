@@ -147,7 +147,7 @@ test('the start creates the ConfigMap, labelled; a PUT with a TTL writes its put
   expect(await peerSpec()).toBe('info');
 });
 
-test('edited, then deleted, by someone else while fabric-ops runs: its next write reads it again and writes its own (409, 404 from the API server)', async () => {
+test('edited, then deleted, by someone else while fabric-ops runs: its next write reads it again and writes its own (409 from the API server for both: a stale resourceVersion, then the UID precondition)', async () => {
   const before = api.getObject('configmaps', namespace, configMapName) as unknown as {
     metadata: { labels: Record<string, string> };
     data: Record<string, string>;
@@ -168,7 +168,9 @@ test('edited, then deleted, by someone else while fabric-ops runs: its next writ
   expect(restored.status).toBe(200);
   expect(opsNode.getLogSpec()).toBe('info');
   expect(await configMap()).toEqual({ labels: putBackConfigMapLabels, pending: [] });
-  expect(fleet!.stderr() + fleet!.stdout()).toMatch(/was deleted by someone else \(HTTP 404: /);
+  expect(fleet!.stderr() + fleet!.stdout()).toMatch(
+    /was deleted by someone else \(HTTP 409: .*Precondition failed: UID in precondition: .*\); creating it again/,
+  );
 });
 
 test('fabric-ops stopped during a TTL, a new one started in a fresh directory after it: the overdue put-backs run from the ConfigMap', async () => {

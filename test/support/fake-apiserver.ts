@@ -797,7 +797,22 @@ export class FakeApiServer {
       return this.status(res, 400, 'BadRequest', `the name of the object (${input.metadata.name}) does not match the name on the URL (${name})`);
     }
     const existing = this.objects.get(`${resource}/${namespace}/${name}`);
-    if (!existing) return this.status(res, 404, 'NotFound', `${resource} "${name}" not found`, { name, kind: resource });
+    if (!existing) {
+      // kube-apiserver checks a body's metadata.uid as a precondition against the stored object: for
+      // an object deleted meanwhile that fails in storage and is a 409 Conflict, not a 404 (seen on
+      // v1.28 by the issue that reported it). Without a uid the update is a plain 404.
+      const uid = (input.metadata as { uid?: unknown }).uid;
+      if (typeof uid === 'string' && uid !== '') {
+        return this.status(
+          res,
+          409,
+          'Conflict',
+          `Operation cannot be fulfilled on ${resource} "${name}": StorageError: invalid object, Code: 4, Key: /registry/${resource}/${namespace}/${name}, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: ${uid}, UID in object meta: `,
+          { name, kind: resource },
+        );
+      }
+      return this.status(res, 404, 'NotFound', `${resource} "${name}" not found`, { name, kind: resource });
+    }
     const version = input.metadata.resourceVersion;
     // ConfigMaps, Services and Pods allow an unconditional update (no resourceVersion); a stale one is a conflict.
     if (typeof version === 'string' && version !== '' && version !== existing.metadata.resourceVersion) {
