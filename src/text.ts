@@ -17,12 +17,38 @@ export function clip(text: string, max: number): string {
 }
 
 /**
+ * The characters a log line never carries as they are: the C0 controls, DEL and the C1 controls
+ * (a newline forges a line, ESC drives the terminal), the line and paragraph separators, and the
+ * bidirectional controls (U+200E/200F, U+061C, U+202A-202E, U+2066-2069), which reorder what a
+ * terminal or an editor shows (`U+202E` makes `gpj.exe` read `exe.jpg`).
+ */
+// eslint-disable-next-line no-control-regex -- finding control characters is the point: they are escaped
+export const logUnsafeCharacter = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
+const logUnsafeCharacters = new RegExp(logUnsafeCharacter.source, 'g');
+
+function escapeOne(character: string): string {
+  // JSON's short forms for the C0 controls (`\n`, `\t`, `\u0007`); `\u202e` for the rest, which JSON leaves as they are.
+  const json = JSON.stringify(character);
+  return json.length > 3 ? json.slice(1, -1) : `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`;
+}
+
+/**
+ * `text` with every logUnsafeCharacter written as its JSON escape (`\n`, `\u001b`, `\u202e`), so
+ * that it shows as what it is and stays on one line. Inside a JSON string the result is still
+ * JSON, with the same value: the log formats apply it to whole JSON texts.
+ */
+export function escapeForLog(text: string): string {
+  return text.replace(logUnsafeCharacters, escapeOne);
+}
+
+/**
  * `text` quoted, bounded as `clip`: `json` quotes as JSON (escapes included: a value with control
- * characters stays on one line), `single` as Fabric's own messages quote ('text', nothing escaped).
- * The marker goes after the closing quote: `"head"... (N characters)`.
+ * or bidirectional characters stays on one line and shows as it is, see escapeForLog), `single`
+ * as Fabric's own messages quote ('text', nothing escaped). The marker goes after the closing
+ * quote: `"head"... (N characters)`.
  */
 export function quote(text: string, max: number, style: 'json' | 'single' = 'json'): string {
-  const wrap = (part: string): string => (style === 'json' ? JSON.stringify(part) : `'${part}'`);
+  const wrap = (part: string): string => (style === 'json' ? escapeForLog(JSON.stringify(part)) : `'${part}'`);
   return text.length <= max ? wrap(text) : `${wrap(text.slice(0, cutAt(text, max)))}... (${text.length} characters)`;
 }
 

@@ -2,7 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { PeerCertificate, TLSSocket, SecureContext } from 'node:tls';
 import { checkServerIdentity, createSecureContext } from 'node:tls';
-import type { Clock, Scheduler } from '../time';
+import type { Cancellable, Clock, Scheduler } from '../time';
 import { minimumTlsVersion } from '../tls/material';
 import type { GroupMaterial } from './credentials';
 import type { CallFailureReason, FleetNode } from './types';
@@ -77,18 +77,29 @@ export class NodeClient {
     return context;
   }
 
-  call(node: FleetNode, method: 'GET' | 'PUT', path: string, body?: unknown): Promise<CallOutcome> {
+  /**
+   * `signal` (a round's deadline): aborted before the call, the node is not asked (`timeout`, at
+   * once); aborted during it, the call is cut (`timeout`). Either error starts with the reason's message.
+   */
+  call(node: FleetNode, method: 'GET' | 'PUT', path: string, body?: unknown, signal?: AbortSignal): Promise<CallOutcome> {
     const { scheduler, timeoutMs, maxResponseBytes } = this.options;
+    if (signal?.aborted) return Promise.resolve({ ok: false, reason: 'timeout', error: `${messageOf(signal.reason)}: not asked`, latencyMs: 0 });
     const clock = this.options.clock ?? scheduler;
     const started = clock.now();
     const elapsed = (): number => Math.max(0, clock.now() - started);
     return new Promise<CallOutcome>((resolve) => {
       let settled = false;
+      // Declared before `finish`, which a request that cannot even be made calls before the timer exists.
+      let timer: Cancellable | null = null;
       const finish = (outcome: CallOutcome): void => {
         if (settled) return;
         settled = true;
-        timer.cancel();
+        timer?.cancel();
+        signal?.removeEventListener('abort', cut);
         resolve(outcome);
+      };
+      const cut = (): void => {
+        req.destroy(new CallAbort('timeout', `${messageOf(signal?.reason)}: the call was cut after ${Math.round(elapsed())} ms`));
       };
       const url = new URL(path, node.url);
       const payload = body === undefined ? undefined : JSON.stringify(body);
@@ -117,9 +128,10 @@ export class NodeClient {
         finish({ ok: false, reason: 'unreachable', error: messageOf(error), latencyMs: elapsed() });
         return;
       }
-      const timer = scheduler.setTimeout(() => {
+      timer = scheduler.setTimeout(() => {
         req.destroy(new CallAbort('timeout', `no complete answer within ${timeoutMs} ms`));
       }, timeoutMs);
+      signal?.addEventListener('abort', cut, { once: true });
       req.on('socket', (socket) => {
         socket.once('secureConnect', () => {
           const certificate = (socket as TLSSocket).getPeerCertificate();

@@ -1,9 +1,11 @@
-import { readFileSync } from 'node:fs';
+import { X509Certificate } from 'node:crypto';
 import path from 'node:path';
 import { z } from 'zod';
 import { parsePositiveDurationMs } from '../config/values';
 import { ConfigError, messageOf } from '../errors';
-import { describeFileError } from '../file-errors';
+import { parseDistinguishedName } from '../tls/distinguished-name';
+import { readPemFileSync, readRegularFileSync } from '../tls/files';
+import { certificateBlocks, oneLineName } from '../tls/pem';
 import { fleetDialects, type FleetDialect, type FleetNode } from './types';
 import { normaliseFingerprint, type WriterRule } from './writers';
 
@@ -14,6 +16,11 @@ import { normaliseFingerprint, type WriterRule } from './writers';
 
 /** The longest TTL: Node's timers hold at most 2^31-1 ms (24.8 days); a week is plenty for an incident. */
 export const maxTtlMs = 7 * 24 * 3600 * 1000;
+
+/** Pure: roundTimeout when not given: two calls' timeouts and a second. */
+export function defaultRoundTimeoutMs(nodeTimeoutMs: number): number {
+  return 2 * nodeTimeoutMs + 1000;
+}
 
 export const fleetConfigEnvironmentVariable = 'FABRIC_OPS_FLEET_CONFIG';
 
@@ -100,6 +107,33 @@ const KubernetesSourceSchema = z
   })
   .strict();
 
+const fingerprintText = z.string().refine((text) => normaliseFingerprint(text) !== null, 'a SHA-256 fingerprint: 64 hex digits, pairs may be joined by ":"');
+
+/** The form `{ subject, issuer }` pinned a CA by its name; refused, since any trusted client CA can give that name to an intermediate of its own. */
+export const issuerByNameRefused =
+  "an issuer given by its name is refused: any CA in the server's clientRootCAs can issue an intermediate with that name. Pin the CA certificate that signs the writer's certificate instead: issuerFingerprint: 'sha256:AB:CD:...' (openssl x509 -noout -fingerprint -sha256 -in ca.crt; the CA must be one of clientRootCAs) or issuerCertFile: ca.crt (its PEM file)";
+
+/** `{ subject, issuerFingerprint | issuerCertFile, fingerprint }`: every given field must match (src/fleet/writers.ts). */
+const WriterObjectSchema = z
+  .object({
+    subject: z.string().min(1).optional(),
+    issuerFingerprint: fingerprintText.optional(),
+    issuerCertFile: z.string().min(1).optional(),
+    fingerprint: fingerprintText.optional(),
+    /** Refused, naming the forms that replace it. */
+    issuer: z.unknown().optional(),
+  })
+  .strict()
+  .superRefine((rule, ctx) => {
+    if (rule.issuer !== undefined) ctx.addIssue({ code: 'custom', path: ['issuer'], message: issuerByNameRefused });
+    else if (rule.subject === undefined && rule.fingerprint === undefined) {
+      ctx.addIssue({ code: 'custom', message: 'give subject (with issuerFingerprint or issuerCertFile to pin the CA that signs it) or fingerprint' });
+    }
+    if (rule.issuerFingerprint !== undefined && rule.issuerCertFile !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['issuerCertFile'], message: 'give issuerFingerprint or issuerCertFile, not both' });
+    }
+  });
+
 const FleetFileSchema = z
   .object({
     stateDirectory: z.string().min(1).optional(),
@@ -113,6 +147,17 @@ const FleetFileSchema = z
       .strict()
       .default({ kubernetes: [] }),
     nodeTimeout: duration('2s'),
+    /** A health or version round's deadline; default 2 x nodeTimeout + 1s (roundTimeoutMs). */
+    roundTimeout: z
+      .string()
+      .optional()
+      .transform((text, ctx) => {
+        if (text === undefined) return undefined;
+        const parsed = parsePositiveDurationMs(text);
+        if (parsed.ok) return parsed.value;
+        ctx.addIssue({ code: 'custom', message: parsed.problem });
+        return z.NEVER;
+      }),
     concurrency: z.number().int().min(1).max(256).default(16),
     maxResponseBytes: z
       .number()
@@ -127,24 +172,7 @@ const FleetFileSchema = z
       .strict()
       .refine((h) => (h.minShare === undefined) !== (h.minCount === undefined), 'give exactly one of minShare (0..1) or minCount')
       .default({ minShare: 1 }),
-    writers: z
-      .array(
-        z.union([
-          z.string().min(1),
-          z
-            .object({
-              subject: z.string().min(1).optional(),
-              issuer: z.string().min(1).optional(),
-              fingerprint: z
-                .string()
-                .refine((text) => normaliseFingerprint(text) !== null, 'a SHA-256 fingerprint: 64 hex digits, pairs may be joined by ":"')
-                .optional(),
-            })
-            .strict()
-            .refine((rule) => rule.subject !== undefined || rule.fingerprint !== undefined, 'give subject (with issuer to pin the CA) or fingerprint'),
-        ]),
-      )
-      .default([]),
+    writers: z.array(z.union([z.string().min(1), WriterObjectSchema])).default([]),
     groups: z.record(z.string().min(1), GroupSchema),
     nodes: z.array(NodeSchema).default([]),
   })
@@ -152,6 +180,10 @@ const FleetFileSchema = z
   .refine((file) => file.nodes.length > 0 || file.discovery.kubernetes.length > 0, {
     message: 'at least one node, or a discovery source (discovery.kubernetes)',
     path: ['nodes'],
+  })
+  .refine((file) => file.roundTimeout === undefined || file.roundTimeout >= file.nodeTimeout, {
+    message: 'must be at least nodeTimeout: a shorter round would cut every call that takes its whole timeout',
+    path: ['roundTimeout'],
   })
   .refine((file) => file.stateDirectory !== undefined || file.stateConfigMap !== undefined, {
     message: 'where pending put-backs are kept: stateDirectory (a directory), stateConfigMap (a ConfigMap), or both',
@@ -193,6 +225,8 @@ export interface FleetConfig {
   stateConfigMap: string | null;
   discovery: { kubernetes: KubernetesDiscoverySource[] };
   nodeTimeoutMs: number;
+  /** A round's deadline: nodes not answered by then are reported `timeout` (src/fleet/health.ts RoundReport). */
+  roundTimeoutMs: number;
   concurrency: number;
   maxResponseBytes: number;
   /** 0: no background round. */
@@ -200,7 +234,7 @@ export interface FleetConfig {
   /** A health or version round that ended less than this ago answers the next caller (0: never). */
   minRoundIntervalMs: number;
   healthy: { minShare: number } | { minCount: number };
-  /** Who may PUT/DELETE /fleet/logspec (src/fleet/writers.ts); empty: nobody. */
+  /** Who may PUT/DELETE /fleet/logspec (src/fleet/writers.ts); empty: nobody. An issuerFingerprint is bound to its certificate at start (bindWriterIssuers). */
   writers: WriterRule[];
   groups: Record<string, { tls: GroupTlsFiles | null }>;
   /** The static nodes (discovered ones come and go at run time). */
@@ -247,6 +281,7 @@ export function fleetConfigFrom(document: unknown, source: string): FleetConfig 
     if (entry.kind === 'Pod' && entry.address !== undefined) problems.push(`${at}.address: Pods are reached at their IP; address is for Services`);
     if (entry.tlsServerName !== undefined && entry.scheme === 'http') problems.push(`${at}.tlsServerName: the scheme is http; a TLS server name needs https`);
   });
+  const writers = file.writers.map((entry, index) => writerRule(entry, `${source}: writers[${index}]`, resolve, problems));
   if (problems.length > 0) throw new ConfigError(problems);
   const groups: FleetConfig['groups'] = {};
   for (const [name, group] of Object.entries(file.groups)) {
@@ -280,34 +315,114 @@ export function fleetConfigFrom(document: unknown, source: string): FleetConfig 
       })),
     },
     nodeTimeoutMs: file.nodeTimeout,
+    roundTimeoutMs: file.roundTimeout ?? defaultRoundTimeoutMs(file.nodeTimeout),
     concurrency: file.concurrency,
     maxResponseBytes: file.maxResponseBytes,
     pollIntervalMs: file.pollInterval,
     minRoundIntervalMs: file.minRoundInterval,
     healthy,
-    writers: file.writers.map((writer) =>
-      typeof writer === 'string'
-        ? { subject: writer, issuer: null, fingerprint256: null }
-        : {
-            subject: writer.subject ?? null,
-            issuer: writer.issuer ?? null,
-            fingerprint256: writer.fingerprint === undefined ? null : normaliseFingerprint(writer.fingerprint),
-          },
-    ),
+    writers: writers.filter((rule): rule is WriterRule => rule !== null),
     groups,
     nodes: file.nodes.map((node) => ({ name: node.name, url: node.url, dialect: node.dialect, group: node.group, labels: node.labels })),
   };
 }
 
+/**
+ * The largest fleet configuration read: 1 MiB, what the chart's ConfigMap can hold, about 8,900
+ * listed nodes (larger fleets are discovered). The YAML parser holds about 200 times the text
+ * while it works (1 MiB: 200 MiB more RSS and 3 s; 300 MB were read whole before).
+ */
+export const maxFleetConfigBytes = 1024 * 1024;
+
+/** Every certificate of a PEM file, or why there is none. */
+function readCertificates(file: string): { certificates: X509Certificate[] } | { problem: string } {
+  const read = readPemFileSync(file);
+  if (!read.ok) return { problem: `cannot read ${file}: ${read.problem}` };
+  const blocks = certificateBlocks(read.bytes.toString('utf8'));
+  if (blocks.length === 0) return { problem: `${file} holds no PEM certificate` };
+  try {
+    return { certificates: blocks.map((pem) => new X509Certificate(pem)) };
+  } catch (error) {
+    return { problem: `${file}: not a valid X.509 certificate (${messageOf(error)})` };
+  }
+}
+
+/** One entry of `writers` as a rule; null, with its problems added (each naming the entry's key), when it cannot be one. */
+function writerRule(entry: string | z.infer<typeof WriterObjectSchema>, at: string, resolve: (name: string) => string, problems: string[]): WriterRule | null {
+  const rule = typeof entry === 'string' ? { subject: entry } : entry;
+  const count = problems.length;
+  let subject: WriterRule['subject'] = null;
+  if (rule.subject !== undefined) {
+    const parsed = parseDistinguishedName(rule.subject);
+    if (parsed.ok) subject = { text: rule.subject, name: parsed.value };
+    else {
+      problems.push(
+        `${at}${typeof entry === 'string' ? '' : '.subject'}: not a subject: ${parsed.problem} (RFC 4514 syntax, attributes in the certificate's order, as the audit log and the 403 show them: O=org1,CN=operator)`,
+      );
+    }
+  }
+  let issuer: WriterRule['issuer'] = null;
+  if (rule.issuerFingerprint !== undefined) {
+    issuer = { fingerprint256: normaliseFingerprint(rule.issuerFingerprint) as string, certificate: null, key: 'issuerFingerprint' };
+  } else if (rule.issuerCertFile !== undefined) {
+    const file = resolve(rule.issuerCertFile);
+    const read = readCertificates(file);
+    if ('problem' in read) problems.push(`${at}.issuerCertFile: ${read.problem}`);
+    else if (read.certificates.length !== 1) {
+      problems.push(
+        `${at}.issuerCertFile: ${file} holds ${read.certificates.length} certificates; give a file with the one CA certificate that signs the writer's certificate`,
+      );
+    } else {
+      const certificate = read.certificates[0] as X509Certificate;
+      if (certificate.ca) issuer = { fingerprint256: certificate.fingerprint256, certificate, key: 'issuerCertFile' };
+      else {
+        problems.push(
+          `${at}.issuerCertFile: ${file} is not a CA certificate (basicConstraints CA:TRUE) but "${oneLineName(certificate.subject)}"; give the CA that signs the writer's certificate`,
+        );
+      }
+    }
+  }
+  const fingerprint256 = rule.fingerprint === undefined ? null : normaliseFingerprint(rule.fingerprint);
+  return problems.length > count ? null : { subject, issuer, fingerprint256 };
+}
+
+/**
+ * Binds each `issuerFingerprint` of `writers` to its certificate among the server's client root
+ * CAs (the files of `key`), whose public key then checks a writer's certificate. A fingerprint
+ * that no client root CA has is a ConfigError naming the rule: a CA the fleet cannot check
+ * against would refuse that writer every time, silently.
+ */
+export function bindWriterIssuers(config: FleetConfig, clientRootCAFiles: readonly string[], key: string): FleetConfig {
+  if (!config.writers.some((rule) => rule.issuer !== null && rule.issuer.certificate === null)) return config;
+  const problems: string[] = [];
+  const cas = new Map<string, X509Certificate>();
+  for (const file of clientRootCAFiles) {
+    const read = readCertificates(file);
+    if ('problem' in read) problems.push(`${config.source}: writers: reading ${key} for issuerFingerprint: ${read.problem}`);
+    else for (const certificate of read.certificates) cas.set(certificate.fingerprint256, certificate);
+  }
+  const writers = config.writers.map((rule, index) => {
+    if (rule.issuer === null || rule.issuer.certificate !== null) return rule;
+    const certificate = cas.get(rule.issuer.fingerprint256);
+    if (certificate === undefined) {
+      problems.push(
+        `${config.source}: writers[${index}].issuerFingerprint: no certificate of ${key} (${clientRootCAFiles.join(', ')}) has the SHA-256 fingerprint ${rule.issuer.fingerprint256}; pin the CA that signs the writer's certificate, or give a CA outside ${key} (an intermediate) with issuerCertFile`,
+      );
+      return rule;
+    }
+    return { ...rule, issuer: { ...rule.issuer, certificate } };
+  });
+  if (problems.length > 0) throw new ConfigError(problems);
+  return { ...config, writers };
+}
+
 /** Reads and checks a fleet configuration file (YAML or JSON). Throws ConfigError naming the file and key. */
 export function loadFleetConfig(file: string): FleetConfig {
   const source = path.resolve(file);
-  let text: string;
-  try {
-    text = readFileSync(source, 'utf8');
-  } catch (error) {
-    throw new ConfigError([`fleet configuration ${source}: cannot read: ${describeFileError(error)}`]);
-  }
+  // As certificates are read: a regular file only (a FIFO does not block the start), bounded.
+  const read = readRegularFileSync(source, { maxBytes: maxFleetConfigBytes, kind: 'a fleet configuration' });
+  if (!read.ok) throw new ConfigError([`fleet configuration ${source}: cannot read: ${read.problem}`]);
+  const text = read.bytes.toString('utf8');
   let document: unknown;
   try {
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- the YAML parser only in fleet mode (start time)

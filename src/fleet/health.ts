@@ -10,12 +10,31 @@ export interface FleetHealthReport {
   total: number;
   /** Healthy nodes needed for `OK`. */
   required: number;
+  /** When the round ended (ISO 8601). */
   time: string;
+  round: RoundReport;
   nodes: NodeHealth[];
   /** With discovery: each source, whether it has listed, and what keeps it from the API server. */
   discovery?: DiscoveryStatus[];
   /** Why the answer is 503 although the rule may hold (discovery has not listed every source). */
   reason?: string;
+}
+
+/**
+ * How a round went. It ends when every node has answered or timed out, or at its deadline
+ * (roundTimeout), whichever comes first: then the calls still in flight are cut and the nodes not
+ * yet asked are not asked, each reported `timeout` with an error naming the deadline.
+ */
+export interface RoundReport {
+  /** When it began (ISO 8601). */
+  started: string;
+  /** From its start to its end, in ms: at most `deadlineMs` plus the time to collect the answers. */
+  durationMs: number;
+  deadlineMs: number;
+  /** Calls the deadline cut. */
+  cut: number;
+  /** Nodes not asked at all because the deadline came first (asked first next round). */
+  notAsked: number;
 }
 
 export interface DiscoveryStatus {
@@ -62,7 +81,7 @@ export function nodeHealth(node: FleetNode, outcome: CallOutcome): NodeHealth {
 }
 
 /** Pure: the fleet's answer from every node's entry. */
-export function evaluateHealth(nodes: NodeHealth[], rule: { minShare: number } | { minCount: number }, now: number): FleetHealthReport {
+export function evaluateHealth(nodes: NodeHealth[], rule: { minShare: number } | { minCount: number }, now: number): Omit<FleetHealthReport, 'round'> {
   const healthy = nodes.filter((node) => node.status === 'ok').length;
   const required = requiredHealthy(rule, nodes.length);
   return { status: healthy >= required ? 'OK' : 'Service Unavailable', healthy, total: nodes.length, required, time: new Date(now).toISOString(), nodes };

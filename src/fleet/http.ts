@@ -1,18 +1,40 @@
-import { Router, type RequestHandler, type Response } from 'express';
-import { LogSpecError } from '../errors';
+import type { X509Certificate } from 'node:crypto';
+import type { TLSSocket } from 'node:tls';
+import { Router, type Request, type RequestHandler, type Response } from 'express';
+import { LogSpecError, messageOf } from '../errors';
 import { readBodyOrAnswer } from '../http/body-answer';
 import { sendError } from '../http/errors';
 import { sendJson } from '../http/json';
 import { verifiedClientIdentity } from '../http/middleware/client-auth';
-import type { ClientIdentity } from './writers';
+import { WarningLimiter } from '../logging/warning-limiter';
+import { clip } from '../text';
+import { systemClock } from '../time';
+import { clientIdentity, matchingWriter, writerAuditFields, type ClientIdentity } from './writers';
 import { FleetNotReadyError, FleetRequestError } from './logspec';
 import { PutBackPersistError } from './putback-store';
 import { parseRestoreRequest, parseSetRequest } from './request';
 import type { FleetService } from './service';
 
+/** Unauthenticated requests are reported as the server reports refused client certificates (src/http/server.ts): at most ten lines in any 10 s. */
+const unauthenticatedReportsPerWindow = 10;
+const unauthenticatedReportWindowMs = 10_000;
+
+/** Who writes, as the audit line names them: the subject, and the issuer and certificate fingerprint as fields. */
+interface Writer {
+  actor: string;
+  fields: Record<string, string>;
+}
+
+/** The verified client certificate of the request (the first middleware admits only those). */
+function peerCertificate(req: Request): X509Certificate | undefined {
+  const socket = req.socket as Partial<TLSSocket>;
+  if (typeof socket.getPeerX509Certificate !== 'function' || socket.authorized !== true) return undefined;
+  return socket.getPeerX509Certificate();
+}
+
 /**
  * /fleet/*: parse, call the FleetService, map results to status codes. Every path demands a
- * verified client certificate whatever clientAuthRequired says; writes demand a listed subject.
+ * verified client certificate whatever clientAuthRequired says; writes demand one a rule of `writers` admits.
  * Bodies are limited as `PUT /logspec`'s are: the server's `httpLimits.maxBodyBytes` (413 past it).
  */
 export function fleetRouter(
@@ -23,27 +45,55 @@ export function fleetRouter(
   const { maxBodyBytes } = limits;
   const router = Router({ caseSensitive: true, strict: true });
 
+  // As the server's refused-certificate reports: at most ten lines in any ten seconds (the next
+  // says how many were left out), each path cut at 200 characters; the answer echoes no path.
+  const unauthenticated = new WarningLimiter(unauthenticatedReportWindowMs, unauthenticatedReportsPerWindow);
   router.use((req, res, next) => {
     const identity = verifiedClientIdentity(req);
     if (identity === undefined) {
-      logger.warn('fleet: client certificate required', { method: req.method, path: req.originalUrl, remoteAddress: req.socket.remoteAddress });
-      sendError(res, 401, `a client certificate issued by a trusted client CA is required for /fleet${req.path}`);
+      const allowed = unauthenticated.take('fleet: client certificate required', systemClock.now());
+      if (allowed !== null) {
+        logger.warn('fleet: client certificate required', {
+          method: req.method,
+          path: clip(req.originalUrl, 200),
+          remoteAddress: req.socket.remoteAddress,
+          suppressed: allowed.suppressed,
+        });
+      }
+      sendError(res, 401, 'a client certificate issued by a trusted client CA is required for /fleet');
       return;
     }
-    res.locals.subject = identity.subject;
-    res.locals.identity = identity;
     next();
   });
 
+  /** A write needs a rule of `writers` the certificate satisfies (src/fleet/writers.ts); the write's audit line then names the subject (actor), its issuer and the certificate's fingerprint. */
   const writer: RequestHandler = (req, res, next) => {
-    const identity = res.locals.identity as ClientIdentity;
-    if (fleet.mayWrite(identity)) {
+    const certificate = peerCertificate(req);
+    if (certificate === undefined) {
+      sendError(res, 401, 'a client certificate issued by a trusted client CA is required for /fleet');
+      return;
+    }
+    let identity: ClientIdentity;
+    try {
+      identity = clientIdentity(certificate);
+    } catch (error) {
+      logger.warn('fleet: write refused', { method: req.method, path: req.originalUrl, problem: messageOf(error) });
+      sendError(res, 403, `the client certificate's subject and issuer cannot be read (${messageOf(error)}); it may not change the fleet`);
+      return;
+    }
+    const rule = matchingWriter(fleet.config.writers, identity);
+    if (rule !== null) {
+      res.locals.writer = { actor: identity.subjectText, fields: writerAuditFields(identity, rule) } satisfies Writer;
       next();
       return;
     }
-    const { subject, issuer } = identity;
-    logger.warn('fleet: write refused', { method: req.method, path: req.originalUrl, subject, issuer, fingerprint256: identity.fingerprint256 });
-    sendError(res, 403, `client "${subject}" (issued by "${issuer}") may not change the fleet; writers are listed in ${fleet.config.source} (writers)`);
+    const { subjectText: subject, issuerText: issuer, fingerprint256 } = identity;
+    logger.warn('fleet: write refused', { method: req.method, path: req.originalUrl, subject, issuer, fingerprint256 });
+    sendError(
+      res,
+      403,
+      `client "${subject}" (issued by "${issuer}", certificate SHA-256 ${fingerprint256}) may not change the fleet; writers are listed in ${fleet.config.source} (writers)`,
+    );
   };
 
   const route = (path: string, handlers: { get?: RequestHandler; put?: RequestHandler; delete?: RequestHandler }): void => {
@@ -95,7 +145,8 @@ export function fleetRouter(
         return;
       }
       try {
-        const answer = await fleet.setLogSpec(parsed.value, res.locals.subject as string);
+        const { actor, fields } = res.locals.writer as Writer;
+        const answer = await fleet.setLogSpec(parsed.value, actor, fields);
         send(res, answer.complete ? 200 : 502, answer);
       } catch (error) {
         answerWriteError(res, error);
@@ -110,7 +161,8 @@ export function fleetRouter(
         return;
       }
       try {
-        const nodes = await fleet.restoreLogSpecs(parsed.value, res.locals.subject as string);
+        const { actor, fields } = res.locals.writer as Writer;
+        const nodes = await fleet.restoreLogSpecs(parsed.value, actor, fields);
         send(res, nodes.every((node) => node.result !== 'failed') ? 200 : 502, { nodes });
       } catch (error) {
         answerWriteError(res, error);

@@ -1,6 +1,6 @@
 /** Fleet mode: one fabric-ops that sees and steers many nodes' operations endpoints (README, "Fleet"). */
 import type { HttpExtension } from '../system';
-import type { FleetConfig } from './config';
+import { bindWriterIssuers, type FleetConfig } from './config';
 import { fleetRouter } from './http';
 import { ConfigError } from '../errors';
 import { maxBodyBytes } from '../http/limits';
@@ -60,6 +60,8 @@ export function fleetExtension(config: FleetConfig, options: FleetExtensionOptio
   return async (host) => {
     const problems = fleetServerProblems(host.config);
     if (problems.length > 0) throw new ConfigError(problems);
+    // Writers pinned to a client root CA by fingerprint: that CA's certificate checks their certificates.
+    const bound = bindWriterIssuers(config, host.config.operations.tls.clientRootCAFiles, host.config.keys.tlsClientRootCAs);
     let kubernetes = options.kubernetes;
     if (kubernetes === undefined && fleetNeedsKubernetes(config)) {
       // client-node loads only for a configuration that needs the API.
@@ -69,7 +71,7 @@ export function fleetExtension(config: FleetConfig, options: FleetExtensionOptio
     }
     const logger = host.getLogger('operations.fleet');
     const store = options.store ?? putBackStoreFor(config, kubernetes, logger);
-    const fleet = new FleetService(config, { logger, metrics: host.metrics }, { ...options, store, ...(kubernetes ? { kubernetes } : {}) });
+    const fleet = new FleetService(bound, { logger, metrics: host.metrics }, { ...options, store, ...(kubernetes ? { kubernetes } : {}) });
     // Listeners before start: the overdue put-backs start runs are reported too.
     options.onCreated?.(fleet);
     try {

@@ -8,7 +8,7 @@ import { errorText, type CallOutcome, type NodeClient } from './client';
 import { maxTtlMs } from './config';
 import { mapBounded } from './pool';
 import type { PendingPutBack, PutBackStore } from './putback-store';
-import { matches, select } from './selector';
+import { matches, select, unknownLabelKeys } from './selector';
 import type { FleetEvent, FleetNode, NodeLogSpecChange, NodePutBack, NodeSelector } from './types';
 
 /** A fleet logspec request that cannot be carried out as given (400); no node was touched. */
@@ -188,7 +188,7 @@ export class FleetLogSpec {
   }
 
   /** Validates everything before any node is touched (throws LogSpecError / FleetRequestError). */
-  async set(request: SetLogSpecRequest, actor: string): Promise<SetLogSpecAnswer> {
+  async set(request: SetLogSpecRequest, actor: string, actorFields: Readonly<Record<string, string>> = {}): Promise<SetLogSpecAnswer> {
     const spec = formatLogSpec(parseLogSpec(request.spec));
     if (request.ttlMs !== undefined && (!Number.isInteger(request.ttlMs) || request.ttlMs < 1000 || request.ttlMs > maxTtlMs)) {
       throw new FleetRequestError(`ttl: must be between 1s and ${maxTtlMs / 3_600_000}h; got ${request.ttlMs} ms`);
@@ -196,10 +196,16 @@ export class FleetLogSpec {
     this.checkSelector(request.selector);
     const targets = select(request.selector, this.options.nodes.nodes());
     if (targets.length === 0) throw new FleetRequestError(`selector ${JSON.stringify(request.selector)} matches no node`);
-    return await this.serial(() => this.apply(spec, targets, request, actor));
+    return await this.serial(() => this.apply(spec, targets, request, actor, actorFields));
   }
 
-  private async apply(spec: string, targets: FleetNode[], request: SetLogSpecRequest, actor: string): Promise<SetLogSpecAnswer> {
+  private async apply(
+    spec: string,
+    targets: FleetNode[],
+    request: SetLogSpecRequest,
+    actor: string,
+    actorFields: Readonly<Record<string, string>>,
+  ): Promise<SetLogSpecAnswer> {
     const { client, concurrency, scheduler, logger } = this.options;
     const ttlMs = request.ttlMs ?? null;
     const allOrNothing = request.allOrNothing === true;
@@ -272,6 +278,7 @@ export class FleetLogSpec {
     logger.info(`fleet logging specification '${spec}' set by ${actor}${ttlMs !== null ? ` for ${ttlMs / 1000}s` : ''}: ${summary}`, {
       audit: 'fleet.logspec.set',
       actor,
+      ...actorFields,
       selector: request.selector,
       spec,
       ttlMs,
@@ -283,7 +290,7 @@ export class FleetLogSpec {
   }
 
   /** DELETE /fleet/logspec: every pending put-back the selector matches, now. */
-  async restore(selector: NodeSelector, actor: string): Promise<NodePutBack[]> {
+  async restore(selector: NodeSelector, actor: string, actorFields: Readonly<Record<string, string>> = {}): Promise<NodePutBack[]> {
     this.checkSelector(selector);
     return await this.serial(async () => {
       const entries = [...this.pending.values()].filter((entry) => {
@@ -293,12 +300,12 @@ export class FleetLogSpec {
       const results = (await mapBounded(entries, this.options.concurrency, (entry) => this.putBack(entry))).map(({ result }) => result);
       await this.persist().catch((error: unknown) => this.options.logger.error(messageOf(error)));
       this.count(results);
-      this.report('cancel', actor, results);
+      this.report('cancel', actor, results, actorFields);
       return results;
     });
   }
 
-  /** A name or group the fleet does not have is a typo, not an empty match: refused, naming it. */
+  /** A name, group or label key the fleet does not have is a typo, not an empty match: refused, naming it. */
   private checkSelector(selector: NodeSelector): void {
     const { nodes } = this.options;
     if (!nodes.synced) {
@@ -313,6 +320,9 @@ export class FleetLogSpec {
     const unknownGroups = (selector.groups ?? []).filter((group) => !groups.has(group));
     if (unknownGroups.length > 0)
       throw new FleetRequestError(`selector.groups: no group ${unknownGroups.map((group) => JSON.stringify(group)).join(', ')} in the fleet`);
+    const unknownLabels = unknownLabelKeys(selector, nodes.nodes());
+    if (unknownLabels.length > 0)
+      throw new FleetRequestError(`selector.labels: no node of the fleet has the label ${unknownLabels.map((key) => JSON.stringify(key)).join(', ')}`);
   }
 
   private entryFor(name: string, current: string, spec: string, dueAt: number, actor: string): PendingPutBack {
@@ -433,7 +443,7 @@ export class FleetLogSpec {
     for (const node of nodes) this.options.putBacks.with({ result: node.result }).add(1);
   }
 
-  private report(trigger: 'ttl' | 'cancel', actor: string, nodes: NodePutBack[]): void {
+  private report(trigger: 'ttl' | 'cancel', actor: string, nodes: NodePutBack[], actorFields: Readonly<Record<string, string>> = {}): void {
     if (nodes.length === 0) return;
     const summary = nodes
       .map(
@@ -444,7 +454,7 @@ export class FleetLogSpec {
     const log = nodes.some((node) => node.result !== 'restored')
       ? this.options.logger.warn.bind(this.options.logger)
       : this.options.logger.info.bind(this.options.logger);
-    log(`fleet logging specification put back (${trigger}) by ${actor}: ${summary}`, { audit: 'fleet.logspec.putback', actor, trigger, nodes });
+    log(`fleet logging specification put back (${trigger}) by ${actor}: ${summary}`, { audit: 'fleet.logspec.putback', actor, ...actorFields, trigger, nodes });
     this.options.emit({ type: 'fleet.logspec.putback', actor, trigger, nodes });
   }
 

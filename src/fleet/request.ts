@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { parsePositiveDurationMs } from '../config/values';
 import type { SetLogSpecRequest } from './logspec';
+import { selectorLabelsSchema } from './selector';
 import { fleetDialects, type NodeSelector } from './types';
 import { messageOf } from '../errors';
 
@@ -11,7 +12,7 @@ const SelectorSchema = z
     names: z.array(z.string().min(1)).min(1).optional(),
     groups: z.array(z.string().min(1)).min(1).optional(),
     dialect: z.enum(fleetDialects).optional(),
-    labels: z.record(z.string().min(1), z.string()).optional(),
+    labels: selectorLabelsSchema.optional(),
   })
   .strict();
 

@@ -2,15 +2,15 @@ import type { NormalisedConfig } from '../config/types';
 import type { Logger } from '../logging/types';
 import { monotonicClock, realScheduler, type Cancellable, type Clock, type Scheduler } from '../time';
 import type { MetricsProvider } from '../metrics/types';
-import { NodeClient } from './client';
+import { NodeClient, type CallOutcome } from './client';
 import type { FleetConfig } from './config';
 import { fingerprintFiles, readGroupMaterial, type GroupMaterial } from './credentials';
-import { Coalescer, evaluateHealth, nodeHealth, type DiscoveryStatus, type FleetHealthReport } from './health';
+import { Coalescer, evaluateHealth, nodeHealth, type DiscoveryStatus, type FleetHealthReport, type RoundReport } from './health';
 import { FleetLogSpec, FleetNotReadyError, type FleetNodes, type NodeLogSpec, type SetLogSpecAnswer, type SetLogSpecRequest } from './logspec';
 import { NodeDirectory, type DirectoryChange } from './directory';
 import { KubernetesDiscovery, sourceName, type SourceWatchFactory } from './discovery/kubernetes';
 import { FleetMetrics } from './metrics';
-import { mapBounded } from './pool';
+import { lastCallFrom, mapLanes, planLanes, type LastCall } from './pool';
 import { FilePutBackStore, type PendingPutBack, type PutBackStore } from './putback-store';
 import type { KubernetesConnection } from '../kubernetes/connection';
 import { ConfigError } from '../errors';
@@ -100,8 +100,10 @@ export class FleetService {
   private readonly versionRound: Coalescer<FleetVersionReport>;
   private readonly logSpecRound: Coalescer<NodeLogSpec[]>;
   private poll: Cancellable | null = null;
-  /** How long each node took in the last round (its timeout when it gave none), for the call order. */
-  private readonly lastCost = new Map<string, number>();
+  /** What the last round that asked each node learnt of it, for the lanes of the next (planLanes). */
+  private readonly lastCalls = new Map<string, LastCall>();
+  /** Rounds started (health and version rounds alike), numbering LastCall.round. */
+  private roundCount = 0;
 
   /** Serves nothing itself: fleetExtension checks that the server can carry /fleet before making one. */
   constructor(config: FleetConfig, environment: FleetEnvironment, options: FleetServiceOptions = {}) {
@@ -190,7 +192,7 @@ export class FleetService {
           source,
         });
         this.metrics.forget(node);
-        this.lastCost.delete(node.name);
+        this.lastCalls.delete(node.name);
       } else {
         this.logger.debug(`fleet node ${node.name} changed (${change.previous.url} -> ${node.url}, group ${node.group})`, {
           node: node.name,
@@ -385,12 +387,13 @@ export class FleetService {
     return this.logSpecRound.run();
   }
 
-  setLogSpec(request: SetLogSpecRequest, actor: string): Promise<SetLogSpecAnswer> {
-    return this.logSpec.set(request, actor);
+  /** `actorFields`: more of who wrote, logged with the audit line (the fleet's HTTP layer: the client certificate's issuer and fingerprint). */
+  setLogSpec(request: SetLogSpecRequest, actor: string, actorFields: Readonly<Record<string, string>> = {}): Promise<SetLogSpecAnswer> {
+    return this.logSpec.set(request, actor, actorFields);
   }
 
-  restoreLogSpecs(selector: NodeSelector, actor: string): Promise<NodePutBack[]> {
-    return this.logSpec.restore(selector, actor);
+  restoreLogSpecs(selector: NodeSelector, actor: string, actorFields: Readonly<Record<string, string>> = {}): Promise<NodePutBack[]> {
+    return this.logSpec.restore(selector, actor, actorFields);
   }
 
   pendingPutBacks(): PendingPutBack[] {
@@ -422,42 +425,75 @@ export class FleetService {
   }
 
   /**
-   * Every node once, within the concurrency bound, slowest of the last round first: a hung node
-   * then waits out its timeout while the others are asked, instead of starting its timeout at the
-   * end of the queue (a round costs about max(nodeTimeout, the time to ask the rest)). Results
-   * come back in configuration order.
+   * Every node once, in two lanes within the concurrency bound (planLanes, mapLanes): the nodes
+   * that answered quickly last time in one, the others (never asked, timed out, unreachable,
+   * slow) in the other, which holds at most a quarter of the workers while the first has nodes:
+   * hung nodes never queue in front of answering ones. The round's deadline (roundTimeout) bounds
+   * it whatever the fleet: then the calls in flight are cut and the nodes not yet asked are not
+   * asked; both are reported `timeout`, naming the deadline. Results come back in directory order.
    */
-  private async everyNode<R>(work: (node: FleetNode) => Promise<{ result: R; latencyMs: number }>): Promise<R[]> {
-    const order = this.directory.nodes().map((node, index) => ({ node, index }));
-    order.sort((a, b) => (this.lastCost.get(b.node.name) ?? 0) - (this.lastCost.get(a.node.name) ?? 0));
-    const results = new Array<R | undefined>(order.length);
-    await mapBounded(order, this.config.concurrency, async ({ node, index }) => {
-      // After stop(), the round asks no more nodes: it ends with the calls already made.
-      if (this.stopped) return;
-      const { result, latencyMs } = await work(node);
-      if (this.directory.byName(node.name) === node) this.lastCost.set(node.name, latencyMs);
-      results[index] = result;
-    });
-    return results.filter((result): result is R => result !== undefined);
+  private async everyNode<R>(
+    work: (node: FleetNode, signal: AbortSignal) => Promise<{ result: R; outcome: CallOutcome }>,
+  ): Promise<{ results: R[]; round: RoundReport }> {
+    this.roundCount += 1;
+    const round = this.roundCount;
+    const { nodeTimeoutMs, roundTimeoutMs } = this.config;
+    const startedAt = this.scheduler.now();
+    const started = this.clock.now();
+    const nodes = this.directory.nodes().map((node, index) => ({ name: node.name, node, index }));
+    const results = new Array<R | undefined>(nodes.length);
+    const deadline = new AbortController();
+    const timer = this.scheduler.setTimeout(() => deadline.abort(new Error(`the round's deadline (roundTimeout ${roundTimeoutMs} ms) passed`)), roundTimeoutMs);
+    let cut = 0;
+    let notAsked = 0;
+    try {
+      await mapLanes(
+        planLanes(nodes, (name) => this.lastCalls.get(name)),
+        this.config.concurrency,
+        async ({ node, index }) => {
+          // After stop(), the round asks no more nodes: it ends with the calls already made.
+          if (this.stopped) return;
+          const asked = !deadline.signal.aborted;
+          const { result, outcome } = await work(node, deadline.signal);
+          const wasCut = asked && deadline.signal.aborted && !outcome.ok && outcome.reason === 'timeout';
+          if (!asked) notAsked += 1;
+          else if (wasCut) cut += 1;
+          const learnt = lastCallFrom(outcome, { asked, cut: wasCut, nodeTimeoutMs, round });
+          if (learnt !== null && this.directory.byName(node.name) === node) this.lastCalls.set(node.name, learnt);
+          results[index] = result;
+        },
+      );
+    } finally {
+      timer.cancel();
+    }
+    const report: RoundReport = {
+      started: new Date(startedAt).toISOString(),
+      durationMs: Math.round(Math.max(0, this.clock.now() - started)),
+      deadlineMs: roundTimeoutMs,
+      cut,
+      notAsked,
+    };
+    return { results: results.filter((result): result is R => result !== undefined), round: report };
   }
 
   /** Is this node (by name and group) still in the fleet? A round's late answer must not bring back a departed node's series. */
   private isCurrent = (node: { name: string; group: string }): boolean => this.directory.byName(node.name)?.group === node.group;
 
   private async checkHealth(): Promise<FleetHealthReport> {
-    const nodes = await this.everyNode(async (node) => {
-      const outcome = await this.client.call(node, 'GET', '/healthz');
-      return { result: nodeHealth(node, outcome), latencyMs: outcome.latencyMs };
+    const { results, round } = await this.everyNode(async (node, signal) => {
+      const outcome = await this.client.call(node, 'GET', '/healthz', undefined, signal);
+      return { result: nodeHealth(node, outcome), outcome };
     });
-    const report = evaluateHealth(nodes, this.config.healthy, this.scheduler.now());
+    const { nodes, ...summary } = evaluateHealth(results, this.config.healthy, this.scheduler.now());
+    const report: FleetHealthReport = { ...summary, round, nodes };
     if (!this.stopped) this.metrics.recordHealth(report, this.isCurrent);
     return report;
   }
 
   private async readVersions(): Promise<FleetVersionReport> {
-    const answers = await this.everyNode(async (node) => {
-      const outcome = await this.client.call(node, 'GET', '/version');
-      return { result: { node, outcome }, latencyMs: outcome.latencyMs };
+    const { results: answers } = await this.everyNode(async (node, signal) => {
+      const outcome = await this.client.call(node, 'GET', '/version', undefined, signal);
+      return { result: { node, outcome }, outcome };
     });
     const report = groupVersions(answers);
     if (!this.stopped) this.metrics.recordVersions(report, (name) => this.directory.byName(name) !== undefined);

@@ -3,7 +3,7 @@ import { FabricOpsError } from '../errors';
 /**
  * Every Kubernetes API call the integration makes, as (resource, verb). The transport makes no
  * call without an entry from `requireAccess` (it takes the HTTP method from the entry's verb and
- * refuses a path of another resource); the chart's Role is derived from this list (test/chart)
+ * refuses a path of another resource); the chart's Role is derived from this list (checked by test/real/chart, with helm)
  * and the calls the fake API server receives are checked against it (test/integration), so the
  * Role grants exactly what is used.
  */

@@ -5,6 +5,7 @@ import { formatLogSpec, levelFor, parseLogSpec, type LogSpec } from './spec';
 import { formatTextEntry } from './text-format';
 import type { LogFields, LogLevel, Logger, LoggerFactory } from './types';
 import { systemClock, type Clock } from '../time';
+import { escapeForLog } from '../text';
 
 /** `json`: bunyan JSON lines. `text`: one readable line per entry (see text-format.ts). */
 export type LogFormat = 'json' | 'text';
@@ -165,7 +166,7 @@ export class LoggingSystem implements LoggerFactory {
     const stream = options.stream ?? process.stderr;
     this.shared = { observer: null, format, clock: options.clock ?? systemClock };
     if (format === 'json') {
-      this.bunyanStream = { type: 'stream', stream, level: bunyanLevels.payload };
+      this.bunyanStream = { type: 'stream', stream: jsonLines(stream), level: bunyanLevels.payload };
     } else {
       const colour = options.colour ?? (stream as { isTTY?: boolean }).isTTY === true;
       this.bunyanStream = { type: 'raw', stream: new TextSink(stream, colour), level: bunyanLevels.payload };
@@ -230,6 +231,20 @@ export class LoggingSystem implements LoggerFactory {
   setObserver(observer: LoggingObserver | null): void {
     this.shared.observer = observer;
   }
+}
+
+/**
+ * What bunyan writes (one JSON text and a newline per record), with the characters JSON leaves
+ * as they are (C1 controls, DEL, U+2028/2029, bidirectional controls) escaped as in the text
+ * format: still JSON, same values, shown as what they are.
+ */
+function jsonLines(stream: NodeJS.WritableStream): NodeJS.WritableStream {
+  const write = (chunk: unknown): boolean => {
+    if (typeof chunk !== 'string') return stream.write(chunk as Uint8Array);
+    const line = chunk.endsWith('\n') ? chunk.slice(0, -1) : chunk;
+    return stream.write(`${escapeForLog(line)}${line === chunk ? '' : '\n'}`);
+  };
+  return { write } as unknown as NodeJS.WritableStream;
 }
 
 /** bunyan raw stream that writes each record as one text line. */

@@ -1,4 +1,5 @@
 import { inspect } from 'node:util';
+import { escapeForLog, logUnsafeCharacter } from '../text';
 import type { LogFields, LogLevel } from './types';
 
 /** One entry as the text format needs it. */
@@ -30,9 +31,10 @@ const levelColours: Readonly<Record<LogLevel, string>> = {
  *   2026-11-22 10:00:00.123 UTC [logger.name] INFO message key=value other="two words"
  *
  * - time: UTC, millisecond precision; level: upper-case Fabric name (PAYLOAD ... FATAL).
- * - message: control characters escaped (`\n`, `\t`, `\u0007`), so an entry never spans lines.
+ * - message: control and bidirectional characters escaped (`\n`, `\t`, `\u0007`, `\u202e`; see
+ *   escapeForLog), so an entry never spans lines nor shows reordered.
  * - fields in insertion order as `key=value`: strings bare when they contain no white space,
- *   `"`, `=`, `\` or control characters, else JSON-quoted; numbers, booleans, bigints and
+ *   `"`, `=`, `\` or such characters, else JSON-quoted with them escaped; numbers, booleans, bigints and
  *   null bare; Dates as ISO 8601; Errors as the quoted `Name: message`; other objects as
  *   compact JSON. `undefined` values are left out (as in JSON output). Keys that are not
  *   bare-safe are JSON-quoted.
@@ -41,7 +43,7 @@ const levelColours: Readonly<Record<LogLevel, string>> = {
 export function formatTextEntry(entry: TextEntry, colour: boolean): string {
   const prefix = `${formatTime(entry.time)} [${entry.logger}] ${entry.level.toUpperCase()}`;
   const colouredPrefix = colour && levelColours[entry.level] !== '' ? `${levelColours[entry.level]}${prefix}${ansiReset}` : prefix;
-  let line = `${colouredPrefix} ${escapeControlCharacters(entry.msg)}`;
+  let line = `${colouredPrefix} ${escapeForLog(entry.msg)}`;
   for (const key of Object.keys(entry.fields)) {
     const value = entry.fields[key];
     if (value === undefined) continue;
@@ -56,17 +58,10 @@ export function formatTime(time: Date): string {
   return `${iso.slice(0, 10)} ${iso.slice(11, 23)} UTC`;
 }
 
-// eslint-disable-next-line no-control-regex -- finding control characters is the point: they are escaped
-const controlCharacters = /[\u0000-\u001f\u007f]/g;
-// eslint-disable-next-line no-control-regex -- as above: a value with control characters is quoted
-const needsQuoting = /[\s"=\\\u0000-\u001f\u007f]/;
-
-function escapeControlCharacters(text: string): string {
-  return text.replace(controlCharacters, (c) => JSON.stringify(c).slice(1, -1));
-}
+const needsQuoting = /[\s"=\\]/;
 
 function formatBareOrQuoted(text: string): string {
-  return text === '' || needsQuoting.test(text) ? JSON.stringify(text) : text;
+  return text === '' || needsQuoting.test(text) || logUnsafeCharacter.test(text) ? escapeForLog(JSON.stringify(text)) : text;
 }
 
 function formatValue(value: unknown): string {
@@ -85,12 +80,12 @@ function formatValue(value: unknown): string {
   }
   if (value === null) return 'null';
   if (value instanceof Date) return Number.isNaN(value.getTime()) ? '"Invalid Date"' : value.toISOString();
-  if (value instanceof Error) return JSON.stringify(`${value.name}: ${value.message}`);
+  if (value instanceof Error) return escapeForLog(JSON.stringify(`${value.name}: ${value.message}`));
   try {
     const json = JSON.stringify(value);
-    if (json !== undefined) return escapeControlCharacters(json);
+    if (json !== undefined) return escapeForLog(json);
   } catch {
     // cycles or bigints inside: fall back to util.inspect below
   }
-  return escapeControlCharacters(inspect(value, { breakLength: Infinity, compact: true, depth: 4 }));
+  return escapeForLog(inspect(value, { breakLength: Infinity, compact: true, depth: 4 }));
 }

@@ -21,13 +21,34 @@ import { describeFileError } from '../file-errors';
  */
 export const maxPemFileBytes = 8 * 1024 * 1024;
 
-/** How the limit is named in messages. */
-const limit = `the ${maxPemFileBytes} bytes (8 MiB) a PEM file may hold`;
+/**
+ * How much one kind of file may hold, and how messages name it: `the 8388608 bytes (8 MiB) a PEM
+ * file may hold`. The same reader serves PEM files, the fleet configuration and its state file.
+ */
+export interface FileBound {
+  readonly maxBytes: number;
+  /** `a PEM file`: completes "the N bytes (M MiB) ... may hold". */
+  readonly kind: string;
+}
+
+export const pemFileBound: FileBound = { maxBytes: maxPemFileBytes, kind: 'a PEM file' };
+
+export interface ReadOptions {
+  /** O_NOFOLLOW: a symbolic link at the path (its last component) is refused, not followed. */
+  readonly noFollow?: boolean;
+  /** Why the open file (its fstat) is not read, or null: owner and mode rules, judged on what is read. */
+  readonly check?: (stats: BigIntStats) => string | null;
+}
 
 export type FileRead =
   | { readonly ok: true; readonly bytes: Buffer }
-  /** `problem` completes "cannot read <path>: ...". */
-  | { readonly ok: false; readonly problem: string };
+  /** `problem` completes "cannot read <path>: ..."; `code` is the errno code of a failed open or read (`ENOENT`). */
+  | { readonly ok: false; readonly problem: string; readonly code?: string };
+
+function limitOf(bound: FileBound): string {
+  const mib = bound.maxBytes / (1024 * 1024);
+  return `the ${bound.maxBytes} bytes (${Number.isInteger(mib) ? `${mib} MiB` : `${Math.round(bound.maxBytes / 1024)} KiB`}) ${bound.kind} may hold`;
+}
 
 function kindOf(stats: BigIntStats): string {
   if (stats.isFIFO()) return 'a FIFO (named pipe)';
@@ -47,30 +68,31 @@ function resolved(path: string): string {
 }
 
 /** Why the file described by `stats` is not read, or null when it may be. */
-function refusal(path: string, stats: BigIntStats): string | null {
+function refusal(path: string, stats: BigIntStats, bound: FileBound, options: ReadOptions): string | null {
   // "is a directory", as describeFileError says for EISDIR.
   if (stats.isDirectory()) return `is a directory${resolved(path)}`;
   if (!stats.isFile()) return `is ${kindOf(stats)}${resolved(path)}, not a regular file`;
-  if (stats.size > BigInt(maxPemFileBytes)) return tooLarge(stats.size);
-  return null;
+  if (stats.size > BigInt(bound.maxBytes)) return `is ${stats.size} bytes, more than ${limitOf(bound)}`;
+  return options.check?.(stats) ?? null;
 }
 
-function tooLarge(size: bigint): string {
-  return `is ${size} bytes, more than ${limit}`;
+function grew(bound: FileBound): string {
+  return `grew past ${limitOf(bound)} while it was read`;
 }
-
-const grew = `grew past ${limit} while it was read`;
 
 /**
  * The bytes read so far, in a buffer sized from fstat plus one byte (to see EOF in one read),
- * grown if the file grows, up to one byte more than maxPemFileBytes: room() is 0 once that byte
+ * grown if the file grows, up to one byte more than `maxBytes`: room() is 0 once that byte
  * is read, which means the file is too large.
  */
 class Contents {
   buffer: Buffer;
   length = 0;
 
-  constructor(size: bigint) {
+  constructor(
+    size: bigint,
+    private readonly maxBytes: number,
+  ) {
     this.buffer = Buffer.allocUnsafe(Number(size) + 1);
   }
 
@@ -79,8 +101,8 @@ class Contents {
   }
 
   grow(): void {
-    if (this.room() > 0 || this.buffer.length > maxPemFileBytes) return;
-    const bigger = Buffer.allocUnsafe(Math.min(this.buffer.length * 2, maxPemFileBytes + 1));
+    if (this.room() > 0 || this.buffer.length > this.maxBytes) return;
+    const bigger = Buffer.allocUnsafe(Math.min(this.buffer.length * 2, this.maxBytes + 1));
     this.buffer.copy(bigger, 0, 0, this.length);
     this.buffer = bigger;
   }
@@ -94,34 +116,53 @@ function failed(problem: string): FileRead {
   return { ok: false, problem };
 }
 
+function errorRead(error: unknown, options: ReadOptions): FileRead {
+  const code = (error as NodeJS.ErrnoException).code;
+  // Linux's open(2) answers ELOOP when O_NOFOLLOW meets a symbolic link.
+  const problem = options.noFollow === true && code === 'ELOOP' ? 'is a symbolic link, not followed here' : describeFileError(error);
+  return code === undefined ? { ok: false, problem } : { ok: false, problem, code };
+}
+
 /** O_NONBLOCK so that opening a FIFO never waits for a writer (the flag is ignored for regular files). */
 const openFlags = constants.O_RDONLY | constants.O_NONBLOCK;
 
-/** Reads one PEM file, refusing what is not a regular file or is over maxPemFileBytes. Never throws. */
-export function readPemFileSync(path: string): FileRead {
+function flagsFor(options: ReadOptions): number {
+  return options.noFollow === true ? openFlags | constants.O_NOFOLLOW : openFlags;
+}
+
+/**
+ * Reads one file, refusing what is not a regular file, is over `bound.maxBytes`, or fails
+ * `options.check` (judged on the open descriptor). Never throws, never blocks on a FIFO.
+ */
+export function readRegularFileSync(path: string, bound: FileBound, options: ReadOptions = {}): FileRead {
   let fd: number;
   try {
-    fd = openSync(path, openFlags);
+    fd = openSync(path, flagsFor(options));
   } catch (error) {
-    return failed(describeFileError(error));
+    return errorRead(error, options);
   }
   try {
     const stats = fstatSync(fd, { bigint: true });
-    const refused = refusal(path, stats);
+    const refused = refusal(path, stats, bound, options);
     if (refused !== null) return failed(refused);
-    const contents = new Contents(stats.size);
+    const contents = new Contents(stats.size, bound.maxBytes);
     while (contents.room() > 0) {
       const n = readSync(fd, contents.buffer, contents.length, contents.room(), null);
       if (n === 0) return contents.done();
       contents.length += n;
       contents.grow();
     }
-    return failed(grew);
+    return failed(grew(bound));
   } catch (error) {
-    return failed(describeFileError(error));
+    return errorRead(error, options);
   } finally {
     closeSync(fd);
   }
+}
+
+/** Reads one PEM file, refusing what is not a regular file or is over maxPemFileBytes. Never throws. */
+export function readPemFileSync(path: string): FileRead {
+  return readRegularFileSync(path, pemFileBound);
 }
 
 // node:fs's callback functions as promises: node:fs/promises would load, at every start, Node's
@@ -152,16 +193,16 @@ export async function readPemFile(path: string): Promise<FileRead> {
   }
   try {
     const stats = await fstatAsync(fd);
-    const refused = refusal(path, stats);
+    const refused = refusal(path, stats, pemFileBound, {});
     if (refused !== null) return failed(refused);
-    const contents = new Contents(stats.size);
+    const contents = new Contents(stats.size, maxPemFileBytes);
     while (contents.room() > 0) {
       const bytesRead = await readAsync(fd, contents.buffer, contents.length, contents.room());
       if (bytesRead === 0) return contents.done();
       contents.length += bytesRead;
       contents.grow();
     }
-    return failed(grew);
+    return failed(grew(pemFileBound));
   } catch (error) {
     return failed(describeFileError(error));
   } finally {

@@ -168,11 +168,14 @@ describe('fleet logspec with an injected scheduler', () => {
     });
   });
 
-  test('a selector naming a node or group the fleet does not have is refused before any node is touched', async () => {
+  test('a selector naming a node, group or label the fleet does not have is refused before any node is touched', async () => {
     const { doubles, manager } = setup(['a', 'b']);
     await expect(manager.set({ spec: 'debug', selector: { names: ['a', 'typo'] } }, 'op')).rejects.toThrow('selector.names: no node named "typo" in the fleet');
     await expect(manager.set({ spec: 'debug', selector: { groups: ['org9'] } }, 'op')).rejects.toThrow('selector.groups: no group "org9" in the fleet');
-    await expect(manager.set({ spec: 'debug', selector: { labels: { role: 'none' } } }, 'op')).rejects.toThrow('matches no node');
+    await expect(manager.set({ spec: 'debug', selector: { labels: { role: 'none' } } }, 'op')).rejects.toThrow(
+      'selector.labels: no node of the fleet has the label "role"',
+    );
+    await expect(manager.restore({ labels: { constructor: 'x' } }, 'op')).rejects.toThrow('selector.labels: no node of the fleet has the label "constructor"');
     expect(doubles.get('a')!.calls).toEqual([]);
   });
 
