@@ -84,7 +84,7 @@ export const serviceMetricOptions = {
     namespace: 'operations',
     name: 'connections_refused',
     help: 'Connections closed on accept because the operations server had its maximum of connections open',
-    doc: 'connections closed as soon as they were accepted, without an answer, because `operations.maxConnections` (orderer: `Operations.MaxConnections`) were open',
+    doc: 'connections closed as soon as they were accepted, without an answer, because `operations.maxConnections` (orderer: `Operations.MaxConnections`) were open and none could be closed for them, or their client address held its share of them',
   },
   tlsReloadFailures: {
     namespace: 'operations',
