@@ -23,6 +23,7 @@ import { loadTlsMaterial, secureContextOptions, type TlsMaterial } from './tls/m
 import { summarisePem, type CertificateSummary } from './tls/pem';
 import { TlsMaterialWatcher } from './tls/watcher';
 import { readVersion, type VersionDocument } from './version';
+import type * as CompanionModule from './companion';
 
 export interface StartOptions {
   /** A normalised configuration; when absent it is loaded as the command does. */
@@ -172,7 +173,7 @@ export class OperationsSystem {
     }
 
     const limits = this.httpLimits;
-    for (const make of options.extensions ?? []) this.extensions.push(await make(this));
+    for (const make of [...this.companionExtensions(), ...(options.extensions ?? [])]) this.extensions.push(await make(this));
     const app = createOperationsApp(this.domain(), {
       tlsEnabled: tls !== null,
       logger: this.logger,
@@ -220,6 +221,15 @@ export class OperationsSystem {
       config: this.configSource,
       metricsProvider: config.metrics.provider,
     });
+  }
+
+  /** Companion mode (docs/companion.md), when the configuration turns it on: loaded only then. */
+  private companionExtensions(): NonNullable<StartOptions['extensions']> {
+    const companion = this.config.companion;
+    if (companion === undefined) return [];
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- companion mode on first use (start time)
+    const { companionExtension } = require('./companion') as typeof CompanionModule;
+    return [companionExtension(companion)];
   }
 
   /** The expiry gauges, and the summary `servingCertificate` returns. */

@@ -17,6 +17,8 @@ import {
   type StatsdNetwork,
 } from './types';
 import { parseEndpoint, parseHostPort, parsePositiveDurationMs, quoteValue, timerDelayProblem, type Parsed } from './values';
+import { companionKeysFor, companionOnlyNodeKeys } from './companion-keys';
+import { readCompanion } from './companion-settings';
 
 export const defaultDockerEndpoint = 'unix:///var/run/docker.sock';
 export const defaultCriEndpoint = 'unix:///run/containerd/containerd.sock';
@@ -68,7 +70,6 @@ interface Reading {
  */
 export function normaliseConfig(input: NormaliseInput): NormalisedConfig {
   const definition = dialectDefinition(input.dialect);
-  const keys = definition.keys;
   const documentName = input.configFile === null ? definition.fileName : `config file ${input.configFile}`;
   const resolved = resolveSettings(definition.schema, input.document, input.env, definition.envPrefix, documentName);
   const problems: string[] = [];
@@ -81,6 +82,10 @@ export function normaliseConfig(input: NormaliseInput): NormalisedConfig {
     problems.push(`${label(key)}: ${message}`);
   };
   const absolute = (file: string): string => (file === '' ? '' : path.resolve(input.configDir, file));
+  // Companion mode (docs/companion.md): fabric-ops' own server is read from the companion's keys; the node's are the node's.
+  const companionKeys = companionKeysFor(input.dialect);
+  const companionOn = resolved.values.boolean(companionKeys.enabled);
+  const keys = companionOn ? { ...definition.keys, ...companionKeys.server } : definition.keys;
   const reading: Reading = {
     definition,
     keys,
@@ -102,12 +107,15 @@ export function normaliseConfig(input: NormaliseInput): NormalisedConfig {
   const metrics = readMetrics(reading);
   // The statsd section is read only when the provider is statsd: otherwise its unreadable values are no problem.
   const statsdSection = keys.statsdNetwork.slice(0, keys.statsdNetwork.lastIndexOf('.'));
+  const nodeOnlyKeys = new Set(companionOn ? [] : companionOnlyNodeKeys(input.dialect));
   const readProblems = resolved.problems.filter(
-    (problem) => metrics.provider === 'statsd' || !(problem.path === statsdSection || problem.path.startsWith(`${statsdSection}.`)),
+    (problem) =>
+      (metrics.provider === 'statsd' || !(problem.path === statsdSection || problem.path.startsWith(`${statsdSection}.`))) && !nodeOnlyKeys.has(problem.path),
   );
   const { health, containerRuntimeEndpointKey } = readHealth(reading);
   const organizationCAs = readOrganizationCAs(reading);
   const kubernetes = readKubernetes(reading);
+  const companion = companionOn ? readCompanion(input.dialect, reading) : undefined;
 
   const allProblems = [...readProblems.map((problem) => problem.message), ...problems];
   if (allProblems.length > 0) throw new ConfigError(allProblems);
@@ -121,6 +129,7 @@ export function normaliseConfig(input: NormaliseInput): NormalisedConfig {
     metrics,
     health,
     keys: { ...keys, containerRuntimeEndpoint: containerRuntimeEndpointKey },
+    ...(companion === undefined ? {} : { companion }),
   };
   // Its shape is NormalisedConfig by type; the tests check outputs against NormalisedConfigSchema
   // (./schema), which a start does not load (zod costs more at start than the rest of config).

@@ -23,15 +23,29 @@ export interface OrdererSettings {
       Events: { Enabled: boolean; CertificateExpiryWarningDays: string };
       LogspecConfigMap: { Name: string; Key: string };
     };
+    Companion: CompanionOrdererSettings;
   };
   Metrics: {
     Provider: string;
     Statsd: { Network: string; Address: string; WriteInterval: string; Prefix: string };
   };
   General: {
-    TLS: { RootCAs: string[]; ClientRootCAs: string[] };
+    TLS: { Enabled: boolean; Certificate: string; RootCAs: string[]; ClientRootCAs: string[] };
+    Cluster: { ClientCertificate: string; RootCAs: string[] };
     LocalMSPDir: string;
   };
+  Admin: { TLS: { Enabled: boolean; Certificate: string; ClientRootCAs: string[] } };
+  FileLedger: { Location: string };
+}
+
+/** Companion mode (docs/companion.md): fabric-ops beside the orderer this orderer.yaml configures. */
+export interface CompanionOrdererSettings {
+  Enabled: boolean;
+  ListenAddress: string;
+  MetricsProvider: string;
+  TLS: { Enabled: boolean; Certificate: string; PrivateKey: string; ClientAuthRequired: boolean; ClientRootCAs: string[] };
+  Node: { Address: string; ServerName: string; RootCAs: string[]; ClientCertificate: string; ClientPrivateKey: string };
+  Certificates: { WarningDays: string; PlanningDays: string; RecheckInterval: string };
 }
 
 /** Defaults are those of Fabric's sample orderer.yaml (sampleconfig/orderer.yaml in hyperledger/fabric), plus fabric-ops' own keys. */
@@ -43,7 +57,7 @@ export const ordererSchema: convict.Schema<OrdererSettings> = {
     ),
     MaxConnections: integerSetting(
       1024,
-      'fabric-ops: connections the operations server keeps open at once (a whole number, 1 to 1000000); when all are open, a new one closes the oldest connection with no request in progress (silent, still handshaking or idle); only when every one has a request in progress is the new one closed without an answer and counted in `operations_connections_refused_total`',
+      'fabric-ops: connections the operations server keeps open at once (a whole number, 1 to 1000000); when all are open, a new one closes the oldest connection with no request in progress (silent, still handshaking or idle) or still waiting for its request body (answered 408); one client address holds at most 15/16 of them; only when none can be closed is the new one closed without an answer and counted in `operations_connections_refused_total`',
     ),
     TLS: {
       Enabled: booleanSetting(false, 'serve the operations API over HTTPS, with the rules of the TLS section'),
@@ -86,6 +100,54 @@ export const ordererSchema: convict.Schema<OrdererSettings> = {
         Key: stringSetting('logspec', 'fabric-ops: key of that ConfigMap holding the logging spec'),
       },
     },
+    Companion: {
+      Enabled: booleanSetting(
+        false,
+        "fabric-ops: companion mode (docs/companion.md): serve beside the orderer this file configures, on `Operations.Companion.ListenAddress`, reporting the orderer's certificates and health; `Operations.ListenAddress` and `Operations.TLS.*` are then the orderer's endpoint, which fabric-ops calls",
+      ),
+      ListenAddress: stringSetting(
+        '127.0.0.1:9449',
+        "fabric-ops: companion mode: `host:port` of fabric-ops' own server (the orderer keeps `Operations.ListenAddress`); on Kubernetes `0.0.0.0:9449`",
+      ),
+      MetricsProvider: stringSetting(
+        'prometheus',
+        'fabric-ops: companion mode: `prometheus`, `statsd` or `disabled` for fabric-ops itself (the orderer keeps `Metrics.Provider`)',
+      ),
+      TLS: {
+        Enabled: booleanSetting(false, "fabric-ops: companion mode: serve fabric-ops' own server over HTTPS, with the rules of `Operations.TLS`"),
+        Certificate: stringSetting('', "fabric-ops: companion mode: fabric-ops' own server certificate (PEM), required with TLS"),
+        PrivateKey: stringSetting('', "fabric-ops: companion mode: fabric-ops' own server private key (PEM; never the orderer's), required with TLS"),
+        ClientAuthRequired: booleanSetting(false, 'fabric-ops: companion mode: demand a valid client certificate on every path'),
+        ClientRootCAs: listSetting([], 'fabric-ops: companion mode: CA certificates trusted for client certificates; required with TLS'),
+      },
+      Node: {
+        Address: stringSetting(
+          '',
+          "fabric-ops: companion mode: `host:port` where fabric-ops calls the orderer's operations endpoint; empty: `Operations.ListenAddress`, with 127.0.0.1 for an every-interface host",
+        ),
+        ServerName: stringSetting('', "fabric-ops: companion mode: the name the orderer's operations certificate must carry; empty: the host called"),
+        RootCAs: listSetting(
+          [],
+          "fabric-ops: companion mode: CA certificates that issued the orderer's operations certificate; required when `Operations.TLS.Enabled`",
+        ),
+        ClientCertificate: stringSetting(
+          '',
+          "fabric-ops: companion mode: client certificate fabric-ops presents to the orderer's operations endpoint (required when `Operations.TLS.ClientAuthRequired`)",
+        ),
+        ClientPrivateKey: stringSetting('', "fabric-ops: companion mode: its private key (fabric-ops' own, never one of the orderer's)"),
+      },
+      Certificates: {
+        WarningDays: integerSetting(
+          7,
+          "fabric-ops: companion mode: a warning while one of the orderer's certificates expires within this many days (Fabric's own is one week)",
+        ),
+        PlanningDays: integerSetting(30, 'fabric-ops: companion mode: an earlier, planning notice within this many days; `0`: none'),
+        RecheckInterval: durationSetting(
+          '1m',
+          "fabric-ops: companion mode: how often the orderer's certificate files are read again even when no change was seen (Go duration)",
+        ),
+      },
+    },
   },
   Metrics: {
     Provider: stringSetting('disabled', '`prometheus`, `statsd` or `disabled`'),
@@ -98,10 +160,29 @@ export const ordererSchema: convict.Schema<OrdererSettings> = {
   },
   General: {
     TLS: {
-      RootCAs: listSetting([], 'organization TLS root CAs; read only for the dedicated-CA rule'),
-      ClientRootCAs: listSetting([], 'organization client CAs; read only for the dedicated-CA rule'),
+      Enabled: booleanSetting(false, "the orderer's TLS; read only in companion mode (its TLS certificates are reported when true)"),
+      Certificate: stringSetting('', "the orderer's TLS server certificate; read only in companion mode"),
+      RootCAs: listSetting([], 'organization TLS root CAs; read only for the dedicated-CA rule and in companion mode'),
+      ClientRootCAs: listSetting([], 'organization client CAs; read only for the dedicated-CA rule and in companion mode'),
     },
-    LocalMSPDir: stringSetting('', 'local MSP directory; its `cacerts/` and `tlscacerts/` are organization CAs; read only for the dedicated-CA rule'),
+    Cluster: {
+      ClientCertificate: stringSetting('', "the orderer's cluster (consensus) client certificate; read only in companion mode"),
+      RootCAs: listSetting([], "the orderer's cluster root CAs; read only in companion mode"),
+    },
+    LocalMSPDir: stringSetting(
+      '',
+      'local MSP directory; its `cacerts/` and `tlscacerts/` are organization CAs; read for the dedicated-CA rule, and in companion mode for its certificates (never `keystore/`)',
+    ),
+  },
+  Admin: {
+    TLS: {
+      Enabled: booleanSetting(false, "the orderer's admin endpoint TLS; read only in companion mode"),
+      Certificate: stringSetting('', "the admin endpoint's server certificate; read only in companion mode"),
+      ClientRootCAs: listSetting([], "the admin endpoint's client root CAs; read only in companion mode"),
+    },
+  },
+  FileLedger: {
+    Location: stringSetting('/var/hyperledger/production/orderer', "the orderer's ledger folder; read only in companion mode"),
   },
 };
 

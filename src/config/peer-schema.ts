@@ -23,6 +23,7 @@ export interface PeerSettings {
       events: { enabled: boolean; certificateExpiryWarningDays: string };
       logspecConfigMap: { name: string; key: string };
     };
+    companion: CompanionPeerSettings;
   };
   metrics: {
     provider: string;
@@ -33,9 +34,26 @@ export interface PeerSettings {
     docker: { tls: { enabled: boolean; ca: { file: string }; cert: { file: string }; key: { file: string } } };
   };
   peer: {
-    tls: { rootcert: { file: string }; clientRootCAs: { files: string[] } };
+    tls: {
+      enabled: boolean;
+      cert: { file: string };
+      rootcert: { file: string };
+      clientCert: { file: string };
+      clientRootCAs: { files: string[] };
+    };
     mspConfigPath: string;
+    fileSystemPath: string;
   };
+}
+
+/** Companion mode (docs/companion.md): fabric-ops beside the peer this core.yaml configures. */
+export interface CompanionPeerSettings {
+  enabled: boolean;
+  listenAddress: string;
+  metricsProvider: string;
+  tls: { enabled: boolean; cert: { file: string }; key: { file: string }; clientAuthRequired: boolean; clientRootCAs: { files: string[] } };
+  node: { address: string; serverName: string; rootCAs: { files: string[] }; clientCert: { file: string }; clientKey: { file: string } };
+  certificates: { warningDays: string; planningDays: string; recheckInterval: string };
 }
 
 /** Defaults are those of Fabric's sample core.yaml (sampleconfig/core.yaml in hyperledger/fabric), plus fabric-ops' own keys. */
@@ -47,7 +65,7 @@ export const peerSchema: convict.Schema<PeerSettings> = {
     ),
     maxConnections: integerSetting(
       1024,
-      'fabric-ops: connections the operations server keeps open at once (a whole number, 1 to 1000000); when all are open, a new one closes the oldest connection with no request in progress (silent, still handshaking or idle); only when every one has a request in progress is the new one closed without an answer and counted in `operations_connections_refused_total`',
+      'fabric-ops: connections the operations server keeps open at once (a whole number, 1 to 1000000); when all are open, a new one closes the oldest connection with no request in progress (silent, still handshaking or idle) or still waiting for its request body (answered 408); one client address holds at most 15/16 of them; only when none can be closed is the new one closed without an answer and counted in `operations_connections_refused_total`',
     ),
     tls: {
       enabled: booleanSetting(false, 'serve the operations API over HTTPS, with the rules of the TLS section'),
@@ -91,6 +109,58 @@ export const peerSchema: convict.Schema<PeerSettings> = {
         key: stringSetting('logspec', 'fabric-ops: key of that ConfigMap holding the logging spec'),
       },
     },
+    companion: {
+      enabled: booleanSetting(
+        false,
+        "fabric-ops: companion mode (docs/companion.md): serve beside the peer this file configures, on `operations.companion.listenAddress`, reporting the peer's certificates and health; `operations.listenAddress` and `operations.tls.*` are then the peer's endpoint, which fabric-ops calls",
+      ),
+      listenAddress: stringSetting(
+        '127.0.0.1:9449',
+        "fabric-ops: companion mode: `host:port` of fabric-ops' own server (the peer keeps `operations.listenAddress`); on Kubernetes `0.0.0.0:9449`",
+      ),
+      metricsProvider: stringSetting(
+        'prometheus',
+        'fabric-ops: companion mode: `prometheus`, `statsd` or `disabled` for fabric-ops itself (the peer keeps `metrics.provider`)',
+      ),
+      tls: {
+        enabled: booleanSetting(false, "fabric-ops: companion mode: serve fabric-ops' own server over HTTPS, with the rules of `operations.tls`"),
+        cert: { file: stringSetting('', "fabric-ops: companion mode: fabric-ops' own server certificate (PEM), required with TLS") },
+        key: { file: stringSetting('', "fabric-ops: companion mode: fabric-ops' own server private key (PEM; never the peer's), required with TLS") },
+        clientAuthRequired: booleanSetting(false, 'fabric-ops: companion mode: demand a valid client certificate on every path'),
+        clientRootCAs: { files: listSetting([], 'fabric-ops: companion mode: CA certificates trusted for client certificates; required with TLS') },
+      },
+      node: {
+        address: stringSetting(
+          '',
+          "fabric-ops: companion mode: `host:port` where fabric-ops calls the peer's operations endpoint; empty: `operations.listenAddress`, with 127.0.0.1 for an every-interface host",
+        ),
+        serverName: stringSetting('', "fabric-ops: companion mode: the name the peer's operations certificate must carry; empty: the host called"),
+        rootCAs: {
+          files: listSetting(
+            [],
+            "fabric-ops: companion mode: CA certificates that issued the peer's operations certificate; required when `operations.tls.enabled`",
+          ),
+        },
+        clientCert: {
+          file: stringSetting(
+            '',
+            "fabric-ops: companion mode: client certificate fabric-ops presents to the peer's operations endpoint (required when `operations.tls.clientAuthRequired`)",
+          ),
+        },
+        clientKey: { file: stringSetting('', "fabric-ops: companion mode: its private key (fabric-ops' own, never one of the peer's)") },
+      },
+      certificates: {
+        warningDays: integerSetting(
+          7,
+          "fabric-ops: companion mode: a warning while one of the peer's certificates expires within this many days (Fabric's own is one week)",
+        ),
+        planningDays: integerSetting(30, 'fabric-ops: companion mode: an earlier, planning notice within this many days; `0`: none'),
+        recheckInterval: durationSetting(
+          '1m',
+          "fabric-ops: companion mode: how often the peer's certificate files are read again even when no change was seen (Go duration)",
+        ),
+      },
+    },
   },
   metrics: {
     provider: stringSetting('disabled', '`prometheus`, `statsd` or `disabled`'),
@@ -117,10 +187,17 @@ export const peerSchema: convict.Schema<PeerSettings> = {
   },
   peer: {
     tls: {
-      rootcert: { file: stringSetting('', 'organization TLS root CA; read only for the dedicated-CA rule') },
-      clientRootCAs: { files: listSetting([], 'organization client CAs; read only for the dedicated-CA rule') },
+      enabled: booleanSetting(false, "the peer's TLS; read only in companion mode (its TLS certificates are reported when true)"),
+      cert: { file: stringSetting('', "the peer's TLS server certificate; read only in companion mode") },
+      rootcert: { file: stringSetting('', 'organization TLS root CA; read only for the dedicated-CA rule and in companion mode') },
+      clientCert: { file: stringSetting('', "the peer's TLS client certificate; read only in companion mode") },
+      clientRootCAs: { files: listSetting([], 'organization client CAs; read only for the dedicated-CA rule and in companion mode') },
     },
-    mspConfigPath: stringSetting('', 'local MSP directory; its `cacerts/` and `tlscacerts/` are organization CAs; read only for the dedicated-CA rule'),
+    mspConfigPath: stringSetting(
+      '',
+      'local MSP directory; its `cacerts/` and `tlscacerts/` are organization CAs; read for the dedicated-CA rule, and in companion mode for its certificates (never `keystore/`)',
+    ),
+    fileSystemPath: stringSetting('/var/hyperledger/production', "the peer's data folder; read only in companion mode"),
   },
 };
 

@@ -1,5 +1,14 @@
 import { z } from 'zod';
-import { containerRuntimeTypes, dialects, metricsProviders, statsdNetworks, type HostPort, type NormalisedConfig, type TlsConfig } from './types';
+import {
+  containerRuntimeTypes,
+  dialects,
+  metricsProviders,
+  statsdNetworks,
+  type CompanionConfig,
+  type HostPort,
+  type NormalisedConfig,
+  type TlsConfig,
+} from './types';
 import { maxTimerDelayMs } from './values';
 
 /**
@@ -25,6 +34,27 @@ export const TlsConfigSchema = z.object({
   clientRootCAFiles: z.array(z.string()),
   /** Refuse to start (instead of warning) when the server certificate chains to an organization CA. */
   requireDedicatedCA: z.boolean(),
+});
+
+export const CompanionConfigSchema = z.object({
+  node: z.object({
+    address: HostPortSchema,
+    addressKey: z.string(),
+    tls: z.object({
+      enabled: z.boolean(),
+      rootCAFiles: z.array(z.string()),
+      certFile: z.string(),
+      keyFile: z.string(),
+      serverName: z.string(),
+    }),
+  }),
+  certificates: z.object({
+    sources: z.array(z.object({ key: z.string(), kind: z.string(), form: z.enum(['file', 'folder']), path: z.string() })),
+    warningDays: z.number().int().min(0),
+    planningDays: z.number().int().min(0),
+    recheckIntervalMs: z.number().int().positive().max(maxTimerDelayMs),
+  }),
+  dataFolders: z.array(z.object({ key: z.string(), path: z.string() })),
 });
 
 export const NormalisedConfigSchema = z.object({
@@ -94,6 +124,8 @@ export const NormalisedConfigSchema = z.object({
       logspecConfigMap: z.object({ name: z.string(), key: z.string() }),
     })
     .optional(),
+  /** Companion mode, when on (docs/companion.md): the node's side; `operations` is then fabric-ops' own server. */
+  companion: CompanionConfigSchema.optional(),
   /**
    * The dialect's own key names for the settings above, so that errors found after
    * normalisation (an unreadable certificate, say) can name the key the user wrote.
@@ -131,4 +163,5 @@ export const schemaMatchesTypes: [
   Same<z.infer<typeof HostPortSchema>, HostPort>,
   Same<z.infer<typeof TlsConfigSchema>, TlsConfig>,
   Same<z.infer<typeof NormalisedConfigSchema>, NormalisedConfig>,
-] = [true, true, true];
+  Same<z.infer<typeof CompanionConfigSchema>, CompanionConfig>,
+] = [true, true, true, true];

@@ -42,6 +42,46 @@ export type TlsConfig = {
   requireDedicatedCA: boolean;
 };
 
+/** One place the node's configuration names certificates (companion mode): a file, or a folder whose every file is one. */
+export type CompanionCertificateSource = {
+  /** The node's own key naming it, e.g. `peer.tls.cert.file` (or `peer.mspConfigPath` for an MSP folder). */
+  key: string;
+  /** What the certificates are to the node: `msp_signcert`, `tls_server`, `operations_server`, ... */
+  kind: string;
+  form: 'file' | 'folder';
+  /** Absolute. */
+  path: string;
+};
+
+/** Companion mode (docs/companion.md): what fabric-ops reads of the node it serves beside. */
+export type CompanionConfig = {
+  node: {
+    /** Where the node's operations endpoint is called (never an every-interface host). */
+    address: HostPort;
+    /** The key the address came from. */
+    addressKey: string;
+    tls: {
+      enabled: boolean;
+      /** CAs that issued the node's operations server certificate. Absolute paths. */
+      rootCAFiles: string[];
+      /** fabric-ops' own client certificate and key for the node ('' when none). */
+      certFile: string;
+      keyFile: string;
+      /** SNI and the identity the node's certificate must carry. */
+      serverName: string;
+    };
+  };
+  certificates: {
+    sources: CompanionCertificateSource[];
+    warningDays: number;
+    /** 0: no planning notice. */
+    planningDays: number;
+    recheckIntervalMs: number;
+  };
+  /** The node's data folders (disk figures). Absolute. */
+  dataFolders: Array<{ key: string; path: string }>;
+};
+
 export type NormalisedConfig = {
   dialect: Dialect;
   /** Absolute path of the file read, or null for the embedded defaults. */
@@ -109,6 +149,11 @@ export type NormalisedConfig = {
         logspecConfigMap: { name: string; key: string };
       }
     | undefined;
+  /**
+   * Companion mode, when it is on (docs/companion.md): `operations` is then fabric-ops' own server
+   * and `keys` name the companion's keys for it; this is the node's side.
+   */
+  companion?: CompanionConfig | undefined;
   /**
    * The dialect's own key names for the settings above, so that errors found after
    * normalisation (an unreadable certificate, say) can name the key the user wrote.

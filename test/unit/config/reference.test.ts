@@ -20,6 +20,22 @@ describe('settingsReference', () => {
       'operations.kubernetes.events.certificateExpiryWarningDays',
       'operations.kubernetes.logspecConfigMap.name',
       'operations.kubernetes.logspecConfigMap.key',
+      'operations.companion.enabled',
+      'operations.companion.listenAddress',
+      'operations.companion.metricsProvider',
+      'operations.companion.tls.enabled',
+      'operations.companion.tls.cert.file',
+      'operations.companion.tls.key.file',
+      'operations.companion.tls.clientAuthRequired',
+      'operations.companion.tls.clientRootCAs.files',
+      'operations.companion.node.address',
+      'operations.companion.node.serverName',
+      'operations.companion.node.rootCAs.files',
+      'operations.companion.node.clientCert.file',
+      'operations.companion.node.clientKey.file',
+      'operations.companion.certificates.warningDays',
+      'operations.companion.certificates.planningDays',
+      'operations.companion.certificates.recheckInterval',
       'metrics.provider',
       'metrics.statsd.network',
       'metrics.statsd.address',
@@ -30,10 +46,17 @@ describe('settingsReference', () => {
       'vm.docker.tls.ca.file',
       'vm.docker.tls.cert.file',
       'vm.docker.tls.key.file',
+      'peer.tls.enabled',
+      'peer.tls.cert.file',
       'peer.tls.rootcert.file',
+      'peer.tls.clientCert.file',
       'peer.tls.clientRootCAs.files',
       'peer.mspConfigPath',
+      'peer.fileSystemPath',
     ]);
+    expect(peer.get('operations.companion.enabled')?.environmentVariable).toBe('CORE_OPERATIONS_COMPANION_ENABLED');
+    expect(peer.get('operations.companion.listenAddress')?.defaultValue).toBe('127.0.0.1:9449');
+    expect(peer.get('peer.tls.cert.file')?.environmentVariable).toBe('CORE_PEER_TLS_CERT_FILE');
     expect(peer.get('operations.tls.clientRootCAs.files')).toMatchObject({
       environmentVariable: 'CORE_OPERATIONS_TLS_CLIENTROOTCAS_FILES',
       kind: 'list',
@@ -51,7 +74,10 @@ describe('settingsReference', () => {
 
   it('lists every orderer key with its Fabric environment variable and default', () => {
     const orderer = new Map(settingsReference('orderer').map((setting) => [setting.key, setting]));
-    expect(orderer.size).toBe(24);
+    expect(orderer.size).toBe(48);
+    expect(orderer.get('Operations.Companion.Enabled')?.environmentVariable).toBe('ORDERER_OPERATIONS_COMPANION_ENABLED');
+    expect(orderer.get('General.Cluster.RootCAs')).toMatchObject({ environmentVariable: 'ORDERER_GENERAL_CLUSTER_ROOTCAS', kind: 'list' });
+    expect(orderer.get('FileLedger.Location')?.defaultValue).toBe('/var/hyperledger/production/orderer');
     expect(orderer.get('Operations.Kubernetes.LogspecConfigMap.Name')).toMatchObject({
       environmentVariable: 'ORDERER_OPERATIONS_KUBERNETES_LOGSPECCONFIGMAP_NAME',
       defaultValue: '',
