@@ -1,11 +1,13 @@
 /**
- * Just enough DER to find a certificate's subject Name, whose encoded length is what a TLS
+ * The DER reader of the project (src/tls/distinguished-name.ts reads names with it), and with it
+ * a certificate's subject Name, whose encoded length is what a TLS
  * server sends per CA in its CertificateRequest (Node's X509Certificate gives the subject as
  * text only). RFC 5280 4.1: Certificate ::= SEQUENCE { tbsCertificate, ... }; TBSCertificate ::=
  * SEQUENCE { [0] version OPTIONAL, serialNumber, signature, issuer, validity, subject, ... }.
  */
 
-interface Element {
+/** One DER element: where its tag, contents and end are. */
+export interface Element {
   tag: number;
   /** Offset of the contents. */
   start: number;
@@ -15,26 +17,39 @@ interface Element {
   offset: number;
 }
 
-function elementAt(der: Uint8Array, offset: number, limit: number): Element {
+/** The element at `offset`, which must end by `limit` (its parent's end); single-byte tags, lengths up to 4 bytes. */
+export function elementAt(der: Uint8Array, offset: number, limit: number): Element {
   const tag = der[offset];
-  let lengthByte = der[offset + 1];
-  if (tag === undefined || lengthByte === undefined) throw new RangeError(`DER: truncated element at ${offset}`);
+  const first = der[offset + 1];
+  if (tag === undefined || first === undefined || offset + 2 > limit) throw new RangeError(`DER: truncated element at ${offset}`);
+  if ((tag & 0x1f) === 0x1f) throw new RangeError(`DER: multi-byte tag at ${offset}`);
   let start = offset + 2;
-  let length = lengthByte;
-  if (lengthByte & 0x80) {
-    const count = lengthByte & 0x7f;
+  let length = first;
+  if (first & 0x80) {
+    const count = first & 0x7f;
     if (count === 0 || count > 4) throw new RangeError(`DER: unsupported length at ${offset}`);
     length = 0;
     for (let index = 0; index < count; index += 1) {
-      lengthByte = der[start + index];
-      if (lengthByte === undefined) throw new RangeError(`DER: truncated length at ${offset}`);
-      length = length * 256 + lengthByte;
+      const byte = der[start + index];
+      if (byte === undefined) throw new RangeError(`DER: truncated length at ${offset}`);
+      length = length * 256 + byte;
     }
     start += count;
   }
   const end = start + length;
   if (end > limit) throw new RangeError(`DER: element at ${offset} runs past its parent`);
   return { tag, start, end, offset };
+}
+
+/** The elements inside a constructed one, in order. */
+export function children(der: Uint8Array, parent: Element): Element[] {
+  const found: Element[] = [];
+  for (let offset = parent.start; offset < parent.end;) {
+    const child = elementAt(der, offset, parent.end);
+    found.push(child);
+    offset = child.end;
+  }
+  return found;
 }
 
 const sequence = 0x30;

@@ -14,6 +14,7 @@
  * (no case or space folding, no Unicode normalisation; the ASN.1 string type is not compared), or,
  * for a value written `#hex`, the same encoding byte for byte. Pure.
  */
+import { children, elementAt, type Element } from './der';
 
 /** One attribute of a name. */
 export interface NameAttribute {
@@ -59,49 +60,6 @@ const nameByOid = new Map<string, string>(attributeNames.map(([oid, names]) => [
 
 // ---------------------------------------------------------------------------------------------
 // DER
-
-interface Element {
-  tag: number;
-  /** Offset of the contents. */
-  start: number;
-  /** Offset just past the element. */
-  end: number;
-  /** Offset of the tag. */
-  offset: number;
-}
-
-function elementAt(der: Uint8Array, offset: number, limit: number): Element {
-  const tag = der[offset];
-  const first = der[offset + 1];
-  if (tag === undefined || first === undefined || offset + 2 > limit) throw new RangeError(`DER: truncated element at ${offset}`);
-  if ((tag & 0x1f) === 0x1f) throw new RangeError(`DER: multi-byte tag at ${offset}`);
-  let start = offset + 2;
-  let length = first;
-  if (first & 0x80) {
-    const count = first & 0x7f;
-    if (count === 0 || count > 4) throw new RangeError(`DER: unsupported length at ${offset}`);
-    length = 0;
-    for (let index = 0; index < count; index += 1) {
-      const byte = der[start + index];
-      if (byte === undefined) throw new RangeError(`DER: truncated length at ${offset}`);
-      length = length * 256 + byte;
-    }
-    start += count;
-  }
-  const end = start + length;
-  if (end > limit) throw new RangeError(`DER: element at ${offset} runs past its parent`);
-  return { tag, start, end, offset };
-}
-
-function children(der: Uint8Array, parent: Element): Element[] {
-  const found: Element[] = [];
-  for (let offset = parent.start; offset < parent.end;) {
-    const child = elementAt(der, offset, parent.end);
-    found.push(child);
-    offset = child.end;
-  }
-  return found;
-}
 
 const tags = { sequence: 0x30, set: 0x31, oid: 0x06, utf8: 0x0c, numeric: 0x12, printable: 0x13, ia5: 0x16, visible: 0x1a, universal: 0x1c, bmp: 0x1e };
 
