@@ -365,6 +365,38 @@ describe('named refusals', () => {
     expect(errors[0]).toMatch(line);
   });
 
+  // Issue 30 item 15: each of these rendered, and the pod crash-looped or was unreachable.
+  test.each([
+    ['0.0.0.0:9443', 'a port in the host: rendered [0.0.0.0:9443]:9443, which the service refuses at start'],
+    ['999.1.1.1', 'not an address: the service cannot bind it'],
+    ['10.1.2.3', 'an address the pod does not have (its own IP is not known when the chart renders)'],
+    ['127.0.0.1', 'loopback: the probes, the Service and Prometheus cannot reach it'],
+    ['127.0.0.2', 'loopback (all of 127.0.0.0/8)'],
+    ['127.255.255.254', 'loopback (all of 127.0.0.0/8)'],
+    ['::1', 'IPv6 loopback'],
+    ['localhost', 'loopback by name'],
+    ['[::]', 'brackets: the chart adds them'],
+    ['', 'empty'],
+  ])('operations.listenHost=%j is refused (%s)', (value) => {
+    expect(schemaErrors({ setJson: { 'operations.listenHost': value } })).toEqual([
+      `operations.listenHost: must be one of "0.0.0.0", "::" (is ${JSON.stringify(value)})`,
+    ]);
+  });
+
+  test('operations.listenHost takes 0.0.0.0 and ::, and says why it takes nothing else', () => {
+    expect(schemaErrors({ set: { 'operations.listenHost': '0.0.0.0' } })).toEqual([]);
+    expect(schemaErrors({ set: { 'operations.listenHost': '::' } })).toEqual([]);
+    const node = ((schema.properties as Record<string, SchemaNode>).operations?.properties as Record<string, SchemaNode>).listenHost as SchemaNode;
+    expect(node.description).toMatch(/loopback address \(`127\.0\.0\.0\/8`, `::1`, `localhost`\) is reachable only from inside the pod/);
+    expect(node.description).toMatch(/without the port \(that is `operations\.port`\)/);
+  });
+
+  test('serviceMonitor.enabled is null (created where the API is served), true or false', () => {
+    expect((defaults.serviceMonitor as Values).enabled).toBeNull();
+    for (const enabled of [true, false, null]) expect(schemaErrors({ setJson: { 'serviceMonitor.enabled': enabled } })).toEqual([]);
+    expect(schemaErrors({ setJson: { 'serviceMonitor.enabled': 'auto' } })).toEqual(['serviceMonitor.enabled: must be boolean or null (is "auto")']);
+  });
+
   test('a misspelt key names itself and the keys allowed there', () => {
     expect(schemaErrors({ set: { 'tls.certManager.clusterDomian': 'x' } })).toEqual([
       'tls.certManager.clusterDomian: is not a key of tls.certManager (keys: clusterDomain, extraDnsNames, caDuration, duration, renewBefore)',

@@ -3,14 +3,17 @@
  * an operator would: read-only root filesystem, host network, a config mounted at
  * /etc/hyperledger/fabric, stopped with `docker stop`.
  */
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, readdir, readlink, rm, writeFile } from 'node:fs/promises';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { request } from '../support/http';
 import { listeningPorts } from '../support/listening-ports';
-import { buildTestImage, delay, headCommit, packageVersion, run, testImage } from './image-build';
+import { freeTcpPort } from '../support/ports';
+import { waitFor } from '../support/wait';
+import { buildTestImage, delay, headCommit, packageVersion, repoRoot, run, testImage } from './image-build';
 
 const execFileAsync = promisify(execFile);
 
@@ -51,8 +54,8 @@ describe('the fabric-ops image', () => {
     await buildTestImage(commit);
     configDir = await mkdtemp(join(tmpdir(), 'fabric-ops-image-config-'));
     await chmod(configDir, 0o755); // readable by the image's UID 10001
-    // Only the mounted file names 127.0.0.1 and port 0 (the image's default is 0.0.0.0:9443): the
-    // bound port, read back from the "listening on" line, answering shows the file was read.
+    // Only the mounted file names port 0 (the image's default is 127.0.0.1:9443): the bound port,
+    // read back from the "listening on" line, answering shows the file was read.
     await writeFile(
       join(configDir, 'core.yaml'),
       [
@@ -210,5 +213,164 @@ describe('the fabric-ops image', () => {
     expect(state.ExitCode).toBe(0);
     expect(await containerLogs(containerId)).toContain('received SIGTERM; stopping');
     console.info(`docker stop -t 2 returned after ${tookMs} ms, exit status ${state.ExitCode}`);
+  });
+});
+
+/** The addresses (`127.0.0.1:9443`, `[::]:9443`) this process listens on, from its namespace's tables and its own socket inodes. */
+async function listeningAddresses(pid: number): Promise<string[]> {
+  const inodes = new Set<string>();
+  for (const fd of await readdir(`/proc/${pid}/fd`)) {
+    const match = /^socket:\[(\d+)\]$/.exec(await readlink(`/proc/${pid}/fd/${fd}`).catch(() => ''));
+    if (match?.[1]) inodes.add(match[1]);
+  }
+  const addresses: string[] = [];
+  for (const table of ['tcp', 'tcp6']) {
+    for (const row of (await readFile(`/proc/${pid}/net/${table}`, 'utf8')).trim().split('\n').slice(1)) {
+      const [, local = '', , state, , , , , , inode = ''] = row.trim().split(/\s+/);
+      if (state !== '0A' || !inodes.has(inode)) continue;
+      const [hex = '', portHex = ''] = local.split(':');
+      // The kernel prints each 32-bit word of the address in host (little-endian) order.
+      const bytes = (hex.match(/.{8}/g) ?? []).flatMap((word) => (word.match(/../g) ?? []).reverse().map((byte) => parseInt(byte, 16)));
+      const port = parseInt(portHex, 16);
+      if (bytes.length === 4) addresses.push(`${bytes.join('.')}:${port}`);
+      else addresses.push(`[${bytes.every((byte) => byte === 0) ? '::' : Buffer.from(bytes).toString('hex')}]:${port}`);
+    }
+  }
+  return addresses.sort();
+}
+
+/** Whether a TCP connection to host:port is accepted (true) or refused (false); anything else throws. */
+function accepts(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host, port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', (error: NodeJS.ErrnoException) => (error.code === 'ECONNREFUSED' ? resolve(false) : reject(error)));
+  });
+}
+
+/** README.md, "Container image": the first `docker run` of its first sh block, in words (continuations joined, the comment dropped). */
+async function readmeFirstDockerRun(): Promise<string[]> {
+  const readme = await readFile(join(repoRoot, 'README.md'), 'utf8');
+  const section = readme.split(/^## /m).find((part) => part.startsWith('Container image\n'));
+  if (section === undefined) throw new Error('README.md has no "## Container image" section');
+  const block = /```sh\n([\s\S]*?)```/.exec(section)?.[1];
+  if (block === undefined) throw new Error('README.md, "Container image": no sh block');
+  const line = block
+    .replace(/\\\n\s*/g, ' ')
+    .split('\n')
+    .find((text) => text.startsWith('docker run '));
+  if (line === undefined) throw new Error('README.md, "Container image": no docker run line in its first sh block');
+  const words = line
+    .replace(/\s+#\s.*$/, '')
+    .trim()
+    .split(/\s+/);
+  // Plain words only: a quote would need a shell, and the test would not run it as written.
+  expect(words.filter((word) => /['"$`\\]/.test(word))).toEqual([]);
+  return words;
+}
+
+/**
+ * Issue 30 item 16: the image's built-in configuration served PUT /logspec over plain HTTP on every
+ * interface, and the README's first `docker run` published it. The first `docker run` of the
+ * README, run as written (the image is this suite's tag, and it runs detached under a name): the
+ * service binds 127.0.0.1:9443 only, answers there (PUT /logspec included: the host's own
+ * operator), and a connection to another address of the host is refused. Fabric's behaviour is one
+ * variable away: with CORE_OPERATIONS_LISTENADDRESS=0.0.0.0:<port> the same connection is accepted
+ * (which also shows the refusal above is not this machine's doing).
+ */
+describe("the image's default configuration, through the README's first docker run", () => {
+  const name = `fabric-ops-image-readme-${process.pid}`;
+  const everywhere = `fabric-ops-image-everywhere-${process.pid}`;
+  let words: string[];
+  let containerId = '';
+
+  const hostPid = async (id: string): Promise<number> => JSON.parse(await run('docker', ['inspect', '--format', '{{json .State.Pid}}', id])) as number;
+
+  beforeAll(async () => {
+    words = await readmeFirstDockerRun();
+    await buildTestImage(await headCommit());
+    // The command binds the host's 127.0.0.1:9443 (host network): nothing else may hold it.
+    const holder = await accepts('127.0.0.1', 9443);
+    if (holder)
+      throw new Error("127.0.0.1:9443 is taken on this host: the README's first docker run (which binds it) cannot run here; stop what listens there");
+    expect(words.slice(0, 2)).toEqual(['docker', 'run']);
+    expect(words.at(-1)).toBe('fabric-ops');
+    const args = ['run', '-d', '--name', name, ...words.slice(2, -1), testImage];
+    containerId = (await run('docker', args)).trim();
+    await waitFor(
+      `the README's first docker run (docker ${args.join(' ')}) answering /healthz on 127.0.0.1:9443`,
+      async () => (await request('http://127.0.0.1:9443/healthz', { timeoutMs: 1000 })).status === 200,
+      { timeoutMs: 30_000, everyMs: 200 },
+    ).catch(async (error: Error) => {
+      const logs = await containerLogs(containerId).catch((logError: Error) => logError.message);
+      throw new Error(`${error.message}; the container's output:\n${logs}`);
+    });
+  }, 25 * 60_000);
+
+  afterAll(async () => {
+    await run('docker', ['rm', '-f', name]).catch(() => undefined);
+    await run('docker', ['rm', '-f', everywhere]).catch(() => undefined);
+  });
+
+  it('is the image with its built-in configuration: no config mounted, no address set, host network', () => {
+    expect(words).not.toContain('-v');
+    expect(words).not.toContain('-e');
+    expect(words.join(' ')).toMatch(/--network host/);
+  });
+
+  it('listens on 127.0.0.1:9443 over plain HTTP and nowhere else, and says so', async () => {
+    expect(await listeningAddresses(await hostPid(containerId))).toEqual(['127.0.0.1:9443']);
+    const logs = await containerLogs(containerId);
+    expect(logs).toContain('core.yaml at /etc/hyperledger/fabric/core.yaml (peer dialect)');
+    expect(logs).toContain('listening on http://127.0.0.1:9443');
+  });
+
+  it("answers the host's own operator on 127.0.0.1: /healthz, /version, /metrics, and PUT /logspec", async () => {
+    expect((await request('http://127.0.0.1:9443/healthz')).json).toMatchObject({ status: 'OK' });
+    expect((await request('http://127.0.0.1:9443/version')).status).toBe(200);
+    expect((await request('http://127.0.0.1:9443/metrics')).status).toBe(200);
+    const put = await request('http://127.0.0.1:9443/logspec', { method: 'PUT', body: JSON.stringify({ spec: 'gossip=debug:info' }) });
+    expect(put.status).toBe(204);
+    expect((await request('http://127.0.0.1:9443/logspec')).json).toEqual({ spec: 'gossip=debug:info' });
+  });
+
+  it('refuses a connection to another address of the host (127.0.0.2:9443): PUT /logspec is not reachable there', async () => {
+    expect(await accepts('127.0.0.2', 9443)).toBe(false);
+    await expect(request('http://127.0.0.2:9443/logspec', { method: 'PUT', body: JSON.stringify({ spec: 'debug' }) })).rejects.toThrow(/ECONNREFUSED/);
+    expect((await request('http://127.0.0.1:9443/logspec')).json).toEqual({ spec: 'gossip=debug:info' });
+  });
+
+  it("keeps Fabric's behaviour by configuration: CORE_OPERATIONS_LISTENADDRESS=0.0.0.0:<port> accepts the same connection", async () => {
+    const port = await freeTcpPort();
+    const id = (
+      await run('docker', [
+        'run',
+        '-d',
+        '--name',
+        everywhere,
+        '--read-only',
+        '--network',
+        'host',
+        '-e',
+        `CORE_OPERATIONS_LISTENADDRESS=0.0.0.0:${port}`,
+        testImage,
+      ])
+    ).trim();
+    await waitFor(
+      `the image with 0.0.0.0:${port} answering on 127.0.0.2`,
+      async () => (await request(`http://127.0.0.2:${port}/healthz`, { timeoutMs: 1000 })).status === 200,
+      {
+        timeoutMs: 30_000,
+        everyMs: 200,
+      },
+    );
+    expect(await listeningAddresses(await hostPid(id))).toEqual([`0.0.0.0:${port}`]);
+    expect(await accepts('127.0.0.2', port)).toBe(true);
+    const put = await request(`http://127.0.0.2:${port}/logspec`, { method: 'PUT', body: JSON.stringify({ spec: 'debug' }) });
+    expect(put.status).toBe(204);
+    expect(await containerLogs(id)).toContain(`listening on http://0.0.0.0:${port}`);
   });
 });

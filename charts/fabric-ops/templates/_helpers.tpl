@@ -246,13 +246,12 @@ Included by the Deployment, so every render runs it.
 {{- if and .Values.tls.clientAuthRequired (not (include "fabric-ops.tlsEnabled" .)) -}}
 {{- fail "tls.clientAuthRequired=true needs TLS, but tls.provider=none serves plain HTTP, where no client certificate can be asked for (the setting would be silently dropped and every endpoint left open). Set tls.provider=certManager or existingSecrets, or tls.clientAuthRequired=false" -}}
 {{- end -}}
+{{- /* Only the readiness probe asks /healthz, which runs the checkers; startup and liveness ask /version. */ -}}
 {{- if and .Values.probes.enabled (not .Values.config.existingConfigMap) -}}
 {{- $timeoutMs := float64 (include "fabric-ops.durationMs" .Values.config.healthCheck.timeout) -}}
-{{- range $kind := list "startup" "liveness" "readiness" -}}
-{{- $seconds := (index $.Values.probes $kind).timeoutSeconds -}}
+{{- $seconds := .Values.probes.readiness.timeoutSeconds -}}
 {{- if ge $timeoutMs (float64 (mul $seconds 1000)) -}}
-{{- fail (printf "config.healthCheck.timeout=%s is not below probes.%s.timeoutSeconds=%v: a health check that runs into its timeout answers after kubelet has given up, so the probe fails and the pod restarts. Set config.healthCheck.timeout below %vs (the default: 2s against 3) or raise probes.%s.timeoutSeconds" $.Values.config.healthCheck.timeout $kind $seconds $seconds $kind) -}}
-{{- end -}}
+{{- fail (printf "config.healthCheck.timeout=%s is not below probes.readiness.timeoutSeconds=%v: a health check that runs into its timeout answers /healthz after kubelet has given up, so the readiness probe fails and the pod leaves the Service. Set config.healthCheck.timeout below %vs (the default: 2s against 3) or raise probes.readiness.timeoutSeconds" $.Values.config.healthCheck.timeout $seconds $seconds) -}}
 {{- end -}}
 {{- end -}}
 {{- if eq .Values.tls.provider "certManager" -}}
@@ -261,8 +260,16 @@ Included by the Deployment, so every render runs it.
 {{- fail (printf "tls.certManager.renewBefore=%s is not shorter than tls.certManager.duration=%s: cert-manager refuses such a Certificate (a certificate cannot be renewed before it is issued). Set renewBefore below duration (the defaults: duration 2160h, renewBefore 720h)" $cm.renewBefore $cm.duration) -}}
 {{- end -}}
 {{- end -}}
-{{- if has .Values.operations.listenHost (list "127.0.0.1" "localhost" "::1") -}}
-{{- fail (printf "operations.listenHost=%s is reachable only from inside the pod: the probes, the Service and Prometheus could not connect. Use 0.0.0.0 (or :: for IPv6)" .Values.operations.listenHost) -}}
+{{- /* The schema allows only these two; this is for renders that skip it (--skip-schema-validation), with the reason. */ -}}
+{{- $host := toString .Values.operations.listenHost -}}
+{{- if not (has $host (list "0.0.0.0" "::")) -}}
+{{- $why := "is not an address the chart can bind in a pod: the pod's own IP is not known when the chart renders, and an address the pod does not have cannot be bound (the service would exit at start and the pod crash-loop)" -}}
+{{- if regexMatch `^(127\.|::1$|0*:0*:0*:0*:0*:0*:0*:0*1$|::ffff:127\.|localhost$)` (lower $host) -}}
+{{- $why = "is a loopback address, reachable only from inside the pod: kubelet's probes, the Service and Prometheus could not connect, so the pod would never be ready and would restart forever" -}}
+{{- else if regexMatch `^[^:]*:[0-9]+$|^\[.*\]:[0-9]+$` $host -}}
+{{- $why = "carries a port: listenHost is the address only (the port is operations.port), or the listen address would be rendered as [host:port]:port, which the service refuses at start" -}}
+{{- end -}}
+{{- fail (printf "operations.listenHost=%s %s. Use 0.0.0.0 (every IPv4 address of the pod) or :: (IPv6 and dual-stack: IPv4 too)" $host $why) -}}
 {{- end -}}
 {{- if and .Values.tls.clientAuthRequired .Values.probes.enabled (include "fabric-ops.tlsEnabled" .) -}}
 {{- fail "tls.clientAuthRequired=true cannot be combined with probes.enabled=true: kubelet's HTTPS probes cannot present a client certificate, so every probe would fail the TLS handshake and the pod would restart forever. Keep tls.clientAuthRequired=false (/healthz and /version stay open, /logspec and /metrics still demand a client certificate), or set probes.enabled=false." -}}
@@ -275,16 +282,24 @@ Included by the Deployment, so every render runs it.
 {{- end -}}
 {{- end -}}
 {{- $providerVar := include "fabric-ops.metricsProviderVar" . -}}
+{{- $monitorWhy := include "fabric-ops.serviceMonitorWhy" . -}}
 {{- if and (include "fabric-ops.serviceMonitorRendered" .) (ne (include "fabric-ops.metricsProvider" .) "prometheus") -}}
 {{- range .Values.extraEnv -}}
 {{- if eq .name $providerVar -}}
-{{- fail (printf "serviceMonitor.enabled=true needs the prometheus metrics provider, but extraEnv sets %s=%q, which overrides config.metrics.provider (/metrics would answer 404); drop it and set config.metrics.provider instead, or set serviceMonitor.enabled=false" $providerVar (include "fabric-ops.metricsProvider" $)) -}}
+{{- fail (printf "%s needs the prometheus metrics provider, but extraEnv sets %s=%q, which overrides config.metrics.provider (/metrics would answer 404); drop it and set config.metrics.provider instead, or set serviceMonitor.enabled=false" $monitorWhy $providerVar (include "fabric-ops.metricsProvider" $)) -}}
 {{- end -}}
 {{- end -}}
 {{- if hasKey .Values.env $providerVar -}}
-{{- fail (printf "serviceMonitor.enabled=true needs the prometheus metrics provider, but env.%s=%q overrides config.metrics.provider (/metrics would answer 404); drop env.%s and set config.metrics.provider instead, or set serviceMonitor.enabled=false" $providerVar (index .Values.env $providerVar) $providerVar) -}}
+{{- fail (printf "%s needs the prometheus metrics provider, but env.%s=%q overrides config.metrics.provider (/metrics would answer 404); drop env.%s and set config.metrics.provider instead, or set serviceMonitor.enabled=false" $monitorWhy $providerVar (index .Values.env $providerVar) $providerVar) -}}
 {{- end -}}
-{{- fail (printf "serviceMonitor.enabled=true needs config.metrics.provider=prometheus (it is %q: /metrics would answer 404); set serviceMonitor.enabled=false or the provider to prometheus" .Values.config.metrics.provider) -}}
+{{- fail (printf "%s needs config.metrics.provider=prometheus (it is %q: /metrics would answer 404); set serviceMonitor.enabled=false or the provider to prometheus" $monitorWhy .Values.config.metrics.provider) -}}
+{{- end -}}
+{{- /* Asked for explicitly but not rendered: say so instead of leaving it out (helm template shows no NOTES). */ -}}
+{{- if and (kindIs "bool" .Values.serviceMonitor.enabled) .Values.serviceMonitor.enabled (not (include "fabric-ops.serviceMonitorRendered" .)) -}}
+{{- fail "serviceMonitor.enabled=true, but the cluster does not serve monitoring.coreos.com/v1 (the prometheus-operator CRDs are not installed), so no ServiceMonitor would be created and nothing would scrape this release. Install prometheus-operator or its CRDs first; with helm template, which sees no cluster, pass --api-versions monitoring.coreos.com/v1; to create it anyway set serviceMonitor.force=true; or leave serviceMonitor.enabled unset (null: a ServiceMonitor only where the API is served) or set it to false" -}}
+{{- end -}}
+{{- if and .Values.prometheusRule.enabled (not (include "fabric-ops.prometheusRuleRendered" .)) -}}
+{{- fail "prometheusRule.enabled=true, but the cluster does not serve monitoring.coreos.com/v1 (the prometheus-operator CRDs are not installed), so no PrometheusRule would be created and no alert would fire. Install prometheus-operator or its CRDs first; with helm template, which sees no cluster, pass --api-versions monitoring.coreos.com/v1; to create it anyway set prometheusRule.force=true; or set prometheusRule.enabled=false" -}}
 {{- end -}}
 {{- if and .Values.podDisruptionBudget.enabled (not (kindIs "invalid" .Values.podDisruptionBudget.minAvailable)) (not (kindIs "invalid" .Values.podDisruptionBudget.maxUnavailable)) -}}
 {{- fail "podDisruptionBudget: set minAvailable or maxUnavailable, not both (set the other to null)" -}}
@@ -402,8 +417,18 @@ an optional trailing "." (that logger only). The service exits 2 on anything els
 {{- if .Capabilities.APIVersions.Has "monitoring.coreos.com/v1" -}}true{{- end -}}
 {{- end -}}
 
+{{/* serviceMonitor.enabled: null (or unset) creates it where the API is served (or forced), true the same but refuses to render without it (fabric-ops.validate), false never. */}}
 {{- define "fabric-ops.serviceMonitorRendered" -}}
-{{- if and .Values.serviceMonitor.enabled (or .Values.serviceMonitor.force (include "fabric-ops.monitoringApi" .)) -}}true{{- end -}}
+{{- $enabled := .Values.serviceMonitor.enabled -}}
+{{- if and (or (kindIs "invalid" $enabled) $enabled) (or .Values.serviceMonitor.force (include "fabric-ops.monitoringApi" .)) -}}true{{- end -}}
+{{- end -}}
+
+{{/* What asked for the ServiceMonitor, for messages. */}}
+{{- define "fabric-ops.serviceMonitorWhy" -}}
+{{- if and (kindIs "bool" .Values.serviceMonitor.enabled) .Values.serviceMonitor.enabled -}}serviceMonitor.enabled=true
+{{- else if .Values.serviceMonitor.force -}}serviceMonitor.force=true
+{{- else -}}a ServiceMonitor (serviceMonitor.enabled=null, the default, creates one because the cluster serves monitoring.coreos.com/v1)
+{{- end -}}
 {{- end -}}
 
 {{- define "fabric-ops.prometheusRuleRendered" -}}

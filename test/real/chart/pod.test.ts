@@ -1,6 +1,6 @@
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as https from 'node:https';
 import * as tls from 'node:tls';
 import * as http from 'node:http';
@@ -163,13 +163,19 @@ interface Volume {
   secret?: { secretName: string; items?: { key: string; path: string }[] };
   configMap?: { name: string; items?: { key: string; path: string }[] };
   emptyDir?: Record<string, unknown>;
+  hostPath?: { path: string; type?: string };
+}
+interface Probe {
+  httpGet: { path: string; port: string; scheme: string };
 }
 interface Container {
   args?: string[];
   command?: string[];
   env?: { name: string; value: string }[];
   volumeMounts?: { name: string; mountPath: string }[];
-  startupProbe?: { httpGet: { path: string; port: string; scheme: string } };
+  startupProbe?: Probe;
+  livenessProbe?: Probe;
+  readinessProbe?: Probe;
   ports?: { name: string; containerPort: number }[];
 }
 
@@ -191,6 +197,15 @@ async function mountVolumes(
       mkdirSync(path.join(root, mount.mountPath), { recursive: true });
       continue;
     }
+    if (volume?.hostPath) {
+      // The node's own file, at the same path in the container (the chart renders both from
+      // runtimeSocket.path): the test puts it there, and kubelet's type check is made here.
+      expect(mount.mountPath).toBe(volume.hostPath.path);
+      if (volume.hostPath.type === 'Socket' && !lstatSync(volume.hostPath.path, { throwIfNoEntry: false })?.isSocket()) {
+        throw new Error(`volume ${mount.name}: hostPath ${volume.hostPath.path} is not a socket (kubelet would not start the pod)`);
+      }
+      continue;
+    }
     if (volume?.secret) {
       const secretName = volume.secret.secretName;
       const secret = sources.secrets.find((s) => s.name === secretName);
@@ -204,7 +219,7 @@ async function mountVolumes(
       data = configMap.data ?? {};
       items = volume.configMap.items;
     } else {
-      throw new Error(`volume ${mount.name}: only Secret, ConfigMap and emptyDir volumes are laid out here`);
+      throw new Error(`volume ${mount.name}: only Secret, ConfigMap, emptyDir and hostPath volumes are laid out here`);
     }
     const files: Record<string, string> = {};
     for (const item of items ?? Object.keys(data).map((key) => ({ key, path: key }))) {
@@ -290,13 +305,19 @@ describe.each(scenarios)('the rendered peer pod, $name', (scenario) => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  test("kubelet's probe gets 200 from /healthz with the rendered scheme, port and path", async () => {
+  test("kubelet's probes (startup, liveness, readiness) each get 200 with the rendered scheme, port and path", async () => {
     const c = at<Container[]>(find(objects, 'Deployment'), 'spec', 'template', 'spec', 'containers')[0] as Container;
-    const get = c.startupProbe?.httpGet;
-    expect(get?.scheme).toBe(scenario.tls ? 'HTTPS' : 'HTTP');
-    const probePort = c.ports?.find((p) => p.name === get?.port)?.containerPort;
-    expect(probePort).toBe(port);
-    expect(await probe(get?.scheme ?? '', port, get?.path ?? '')).toBe(200);
+    const probes = { startup: c.startupProbe?.httpGet, liveness: c.livenessProbe?.httpGet, readiness: c.readinessProbe?.httpGet };
+    expect(Object.fromEntries(Object.entries(probes).map(([kind, get]) => [kind, get?.path]))).toEqual({
+      startup: '/version',
+      liveness: '/version',
+      readiness: '/healthz',
+    });
+    for (const get of Object.values(probes)) {
+      expect(get?.scheme).toBe(scenario.tls ? 'HTTPS' : 'HTTP');
+      expect(c.ports?.find((p) => p.name === get?.port)?.containerPort).toBe(port);
+      expect(await probe(get?.scheme ?? '', port, get?.path ?? '')).toBe(200);
+    }
     // The other scheme gets no 200: the probe's scheme is not a formality.
     const other = await probe(scenario.tls ? 'HTTP' : 'HTTPS', port, '/healthz').catch((error: Error) => error.message);
     expect(other).not.toBe(200);
@@ -515,5 +536,77 @@ dns.lookup = function (host, options, callback) {
     const restore = await fleetRequest(port, 'DELETE', '/fleet/logspec', secrets.client, {});
     expect(restore.json).toMatchObject({ nodes: [{ name: 'self', result: 'restored', spec: 'info' }] });
     expect((await fleetRequest(port, 'GET', '/logspec', secrets.client)).json).toEqual({ spec: 'info' });
+  });
+});
+
+/**
+ * Issue 30 item 15: liveness on /healthz restarted the pod whenever a health check failed. The
+ * rendered pod with the node's runtime socket mounted (runtimeSocket, Docker) whose daemon has
+ * died (its socket file left behind, as kubelet's hostPath check then still passes): the
+ * readiness probe fails, so the pod leaves the Service, while startup and liveness keep
+ * answering, so kubelet does not restart it.
+ */
+describe('the rendered pod whose health check fails: readiness fails, liveness does not', () => {
+  let dir: string;
+  let port: number;
+  let objects: K8sObject[];
+  let stale: string;
+  let service: CliRun | undefined;
+
+  beforeAll(async () => {
+    requireBuiltCli();
+    dir = mkdtempSync(path.join(tmpdir(), 'fabric-ops-chart-probes-'));
+    // A Docker daemon that listened and was killed: its socket file stays, nothing answers on it.
+    stale = path.join(dir, 'docker.sock');
+    const daemon = spawn(process.execPath, ['-e', `require('net').createServer().listen(${JSON.stringify(stale)}, () => console.log('up'))`], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    await new Promise<void>((resolve) => daemon.stdout?.once('data', () => resolve()));
+    const exited = new Promise((resolve) => daemon.once('exit', resolve));
+    daemon.kill('SIGKILL');
+    await exited;
+    port = await freeTcpPort();
+    objects = render({
+      set: { 'tls.provider': 'none', 'operations.port': port, 'runtimeSocket.enabled': true, 'runtimeSocket.runtime': 'docker', 'runtimeSocket.path': stale },
+    }).objects;
+    const podSpec = at<Record<string, unknown>>(find(objects, 'Deployment'), 'spec', 'template', 'spec');
+    const c = at<Container[]>(podSpec, 'containers')[0] as Container;
+    const root = path.join(dir, 'root');
+    await mountVolumes(root, podSpec, c, { secrets: [], configMaps: objects.filter((o) => o.kind === 'ConfigMap') });
+    service = runCli(
+      (c.args ?? []).map((arg) => inRoot(root, arg)),
+      envOf(c, root),
+    );
+    await service.listening(20_000);
+  }, 60_000);
+
+  afterAll(async () => {
+    if (service) await terminate(service.child, service.exited, 5_000);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('readiness (/healthz) gets 503 naming the dead daemon; startup and liveness (/version) get 200; the process keeps running', async () => {
+    const c = at<Container[]>(find(objects, 'Deployment'), 'spec', 'template', 'spec', 'containers')[0] as Container;
+    expect(envOf(c, dir).CORE_OPERATIONS_HEALTHCHECK_CONTAINERRUNTIME_ENDPOINT).toBe(`unix://${stale}`);
+    const answer = async (get: Probe['httpGet'] | undefined): Promise<number> => {
+      expect(get?.scheme).toBe('HTTP');
+      expect(c.ports?.find((p) => p.name === get?.port)?.containerPort).toBe(port);
+      return probe(get?.scheme ?? '', port, get?.path ?? '');
+    };
+    expect(await answer(c.readinessProbe?.httpGet)).toBe(503);
+    expect(await answer(c.startupProbe?.httpGet)).toBe(200);
+    expect(await answer(c.livenessProbe?.httpGet)).toBe(200);
+    const health = await new Promise<string>((resolve, reject) => {
+      http
+        .get({ host: '127.0.0.1', port, path: '/healthz', agent: false }, (response) => {
+          let text = '';
+          response.setEncoding('utf8');
+          response.on('data', (chunk: string) => (text += chunk));
+          response.on('end', () => resolve(text));
+        })
+        .on('error', reject);
+    });
+    expect(health).toContain(`connection refused on socket ${stale} (nothing listens on it)`);
+    expect(service?.child.exitCode).toBeNull();
   });
 });

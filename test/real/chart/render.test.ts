@@ -278,16 +278,17 @@ describe.each(eachCombination())('%s', (_name, index) => {
     expect(mounts.find((m) => m.name === 'config')?.mountPath).toBe('/etc/hyperledger/fabric');
   });
 
-  test('probes on /healthz with the scheme the pod serves, timeouts above the checker timeout', () => {
+  test('startup and liveness on /version, readiness on /healthz, with the scheme the pod serves; readiness above the checker timeout', () => {
     const { combination, objects } = get(index);
     const c = container(objects);
     const scheme = combination.tls === 'none' ? 'HTTP' : 'HTTPS';
     const port = c.ports?.find((p) => p.name === 'operations');
     expect(port?.containerPort).toBe(combination.dialect === 'orderer' ? 8443 : 9443);
-    for (const probe of [c.startupProbe, c.livenessProbe, c.readinessProbe]) {
-      expect(probe?.httpGet).toEqual({ path: '/healthz', port: 'operations', scheme });
-      expect(probe?.timeoutSeconds).toBeGreaterThan(2);
-    }
+    // A failing health check must not restart the process (issue 30 item 15; as the README advises in "Probes and scraping in the pod").
+    expect(c.startupProbe?.httpGet).toEqual({ path: '/version', port: 'operations', scheme });
+    expect(c.livenessProbe?.httpGet).toEqual({ path: '/version', port: 'operations', scheme });
+    expect(c.readinessProbe?.httpGet).toEqual({ path: '/healthz', port: 'operations', scheme });
+    expect(c.readinessProbe?.timeoutSeconds).toBeGreaterThan(2);
     const service = find(objects, 'Service');
     expect(at<{ name: string; port: number; targetPort: string; appProtocol: string }[]>(service, 'spec', 'ports')).toEqual([
       { name: 'operations', port: port?.containerPort, targetPort: 'operations', protocol: 'TCP', appProtocol: scheme.toLowerCase() },

@@ -68,8 +68,31 @@ describe('render-time refusals', () => {
     expect(render({ set: { 'tls.clientAuthRequired': true, 'probes.enabled': false } }).objects.length).toBeGreaterThan(0);
   });
 
-  test('127.0.0.1 as the listen host', () => {
-    expect(renderFailure({ set: { 'operations.listenHost': '127.0.0.1' } })).toContain('operations.listenHost=127.0.0.1 is reachable only from inside the pod');
+  // Issue 30 item 15: each of these rendered before, and the pod crash-looped or was unreachable.
+  // helm's schema check refuses them first; a render that skips it (--skip-schema-validation,
+  // helm >= 3.16) meets the template's refusal, which says why.
+  test.each([
+    ['0.0.0.0:9443', 'carries a port: listenHost is the address only (the port is operations.port)'],
+    ['999.1.1.1', 'is not an address the chart can bind in a pod'],
+    ['127.0.0.1', 'is a loopback address, reachable only from inside the pod'],
+    ['127.0.0.2', 'is a loopback address, reachable only from inside the pod'],
+    ['::1', 'is a loopback address, reachable only from inside the pod'],
+    ['localhost', 'is a loopback address, reachable only from inside the pod'],
+  ])('operations.listenHost=%s is refused by the schema, and by the templates with the reason', (host, why) => {
+    const schemaError = renderFailure({ set: { 'operations.listenHost': host } });
+    expect(schemaError).toContain("values don't meet the specifications of the schema");
+    expect(schemaError).toContain('listenHost');
+    const templateError = renderFailure({ set: { 'operations.listenHost': host }, extra: ['--skip-schema-validation'] });
+    expect(templateError).toContain(`operations.listenHost=${host} ${why}`);
+    expect(templateError).toContain('Use 0.0.0.0 (every IPv4 address of the pod) or :: (IPv6 and dual-stack: IPv4 too)');
+  });
+
+  test.each([
+    ['0.0.0.0', '0.0.0.0:9443'],
+    ['::', '[::]:9443'],
+  ])('operations.listenHost=%s renders the listen address %s', (host, address) => {
+    const { objects } = render({ set: { 'operations.listenHost': host } });
+    expect(JSON.stringify(objects)).toContain(`{"name":"CORE_OPERATIONS_LISTENADDRESS","value":"${address}"}`);
   });
 
   test.each([
@@ -88,11 +111,39 @@ describe('render-time refusals', () => {
     );
   });
 
-  test('a ServiceMonitor needs the prometheus provider', () => {
-    const error = renderFailure({ set: { 'serviceMonitor.force': true, 'config.metrics.provider': 'statsd' } });
-    expect(error).toContain('serviceMonitor.enabled=true needs config.metrics.provider=prometheus (it is "statsd"');
-    // Not rendered (no API, not forced): nothing to refuse.
+  test('a ServiceMonitor needs the prometheus provider, and the message says what asked for it', () => {
+    expect(renderFailure({ set: { 'serviceMonitor.enabled': true, 'serviceMonitor.force': true, 'config.metrics.provider': 'statsd' } })).toContain(
+      'serviceMonitor.enabled=true needs config.metrics.provider=prometheus (it is "statsd"',
+    );
+    expect(renderFailure({ set: { 'serviceMonitor.force': true, 'config.metrics.provider': 'statsd' } })).toContain(
+      'serviceMonitor.force=true needs config.metrics.provider=prometheus (it is "statsd"',
+    );
+    expect(renderFailure({ set: { 'config.metrics.provider': 'statsd' }, apiVersions: ['monitoring.coreos.com/v1'] })).toContain(
+      'a ServiceMonitor (serviceMonitor.enabled=null, the default, creates one because the cluster serves monitoring.coreos.com/v1) needs config.metrics.provider=prometheus',
+    );
+    // Not rendered (no API, not forced, not asked for): nothing to refuse.
     expect(render({ set: { 'config.metrics.provider': 'statsd' } }).objects.length).toBeGreaterThan(0);
+  });
+
+  // Issue 30 item 15: serviceMonitor.enabled=true rendered nothing without the CRD, silently.
+  test('serviceMonitor.enabled=true without the monitoring API fails, naming the value, the API and how to force it', () => {
+    const error = renderFailure({ set: { 'serviceMonitor.enabled': true } });
+    expect(error).toContain('serviceMonitor.enabled=true, but the cluster does not serve monitoring.coreos.com/v1');
+    expect(error).toContain('pass --api-versions monitoring.coreos.com/v1');
+    expect(error).toContain('set serviceMonitor.force=true');
+    const kindsOf = (objects: { kind: string }[]): string[] => objects.map((o) => o.kind);
+    expect(kindsOf(render({ set: { 'serviceMonitor.enabled': true }, apiVersions: ['monitoring.coreos.com/v1'] }).objects)).toContain('ServiceMonitor');
+    expect(kindsOf(render({ set: { 'serviceMonitor.enabled': true, 'serviceMonitor.force': true } }).objects)).toContain('ServiceMonitor');
+    // The default (null) and false render without it, and without a failure.
+    expect(kindsOf(render().objects)).not.toContain('ServiceMonitor');
+    expect(kindsOf(render({ set: { 'serviceMonitor.enabled': false }, apiVersions: ['monitoring.coreos.com/v1'] }).objects)).not.toContain('ServiceMonitor');
+  });
+
+  test('prometheusRule.enabled=true without the monitoring API fails the same way', () => {
+    const error = renderFailure({ set: { 'prometheusRule.enabled': true } });
+    expect(error).toContain('prometheusRule.enabled=true, but the cluster does not serve monitoring.coreos.com/v1');
+    expect(error).toContain('set prometheusRule.force=true');
+    expect(render({ set: { 'prometheusRule.enabled': true, 'prometheusRule.force': true } }).objects.map((o) => o.kind)).toContain('PrometheusRule');
   });
 
   test('a PodDisruptionBudget takes minAvailable or maxUnavailable, not both', () => {
@@ -176,18 +227,24 @@ describe('render-time refusals of values that would crash-loop the pod or contra
   });
 
   test.each([
-    ['3s', 'startup', 3],
-    ['3000ms', 'startup', 3],
-    ['1m', 'startup', 3],
-    ['4s', 'liveness', 10],
-  ])('config.healthCheck.timeout=%s is refused when not below probes.%s.timeoutSeconds', (timeout, kind, failing) => {
-    const set: Record<string, string | number> = { 'config.healthCheck.timeout': timeout };
-    // Only one probe too short: the others raised above the timeout.
-    for (const other of ['startup', 'liveness', 'readiness']) set[`probes.${other}.timeoutSeconds`] = other === kind ? failing : 100;
-    if (kind === 'liveness') set['probes.liveness.timeoutSeconds'] = 4;
-    const error = renderFailure({ set });
-    expect(error).toContain(`config.healthCheck.timeout=${timeout} is not below probes.${kind}.timeoutSeconds=`);
-    expect(error).toContain('the probe fails and the pod restarts');
+    ['3s', 3],
+    ['3000ms', 3],
+    ['1m', 3],
+    ['4s', 4],
+  ])('config.healthCheck.timeout=%s is refused when not below probes.readiness.timeoutSeconds=%i (the probe on /healthz)', (timeout, seconds) => {
+    const error = renderFailure({ set: { 'config.healthCheck.timeout': timeout, 'probes.readiness.timeoutSeconds': seconds } });
+    expect(error).toContain(`config.healthCheck.timeout=${timeout} is not below probes.readiness.timeoutSeconds=${seconds}`);
+    expect(error).toContain('the readiness probe fails and the pod leaves the Service');
+  });
+
+  test('startup and liveness ask /version, which runs no checker: their timeouts are not compared with config.healthCheck.timeout', () => {
+    const set = {
+      'config.healthCheck.timeout': '5s',
+      'probes.readiness.timeoutSeconds': 6,
+      'probes.startup.timeoutSeconds': 1,
+      'probes.liveness.timeoutSeconds': 1,
+    };
+    expect(render({ set }).objects.length).toBeGreaterThan(0);
   });
 
   test('config.healthCheck.timeout just below the probes renders; without probes or with an existing ConfigMap it is not compared', () => {
@@ -202,7 +259,7 @@ describe('render-time refusals of values that would crash-loop the pod or contra
     ['orderer', 'ORDERER_METRICS_PROVIDER', 'statsd'],
   ])('%s: env.%s=%s with a ServiceMonitor is refused (env overrides config.metrics.provider)', (dialect, name, value) => {
     const error = renderFailure({ set: { dialect, 'serviceMonitor.force': true, [`env.${name}`]: value } });
-    expect(error).toContain(`serviceMonitor.enabled=true needs the prometheus metrics provider, but env.${name}="${value}" overrides config.metrics.provider`);
+    expect(error).toContain(`serviceMonitor.force=true needs the prometheus metrics provider, but env.${name}="${value}" overrides config.metrics.provider`);
     // Without a ServiceMonitor the override is the user's choice, and NOTES.txt shows no /metrics line.
     const notes = renderNotes({ set: { dialect, [`env.${name}`]: value } });
     expect(notes).toContain('/healthz');
@@ -275,6 +332,14 @@ describe('NOTES.txt and Pod Security (issue 21 item 18)', () => {
     expect(notes).toContain('the baseline and restricted Pod Security levels forbid');
     expect(notes).toContain('(/var/run/crio/crio.sock)');
     expect(notes).toContain('kubectl label namespace org7 pod-security.kubernetes.io/enforce=privileged --overwrite');
+  });
+
+  test('without the monitoring API it says no ServiceMonitor was created and how to get one; not when asked for none', () => {
+    const notes = renderNotes();
+    expect(notes).toContain('No ServiceMonitor was created: the cluster does not serve monitoring.coreos.com/v1');
+    expect(notes).toContain('set serviceMonitor.enabled=true to make the install fail');
+    expect(renderNotes({ set: { 'serviceMonitor.enabled': false } })).not.toContain('ServiceMonitor');
+    expect(renderNotes({ apiVersions: ['monitoring.coreos.com/v1'] })).not.toContain('No ServiceMonitor');
   });
 
   test('without the socket it says nothing about Pod Security', () => {
