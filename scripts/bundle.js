@@ -301,6 +301,18 @@ const commandChunkPlugin = {
   },
 };
 
+// The bin's first two lines: a shell script that is also JavaScript (`':'` is the shell's no-op and
+// a string statement to Node, the rest of the line a comment), so that the bin starts node with
+// --disable-sigusr1 (src/inspector-guard.ts) where that node has the flag (Node.js 22.14 and later),
+// and without it on an older node, which then reaches the command's own Node.js version check
+// ("Node.js 20.20.2 is too old", exit 2) rather than stopping at `node: bad option:
+// --disable-sigusr1` (issue 30 item 14; `#!/usr/bin/env -S node --disable-sigusr1` could do neither,
+// and needed an env with -S, which BusyBox's has not). The flag is asked of the node itself
+// (`node --disable-sigusr1 --version`: about 6 ms, before the command's start); `exec` leaves one
+// process, node, with the pid the caller started. `node dist/cli.js` does not read these lines.
+const shellLine = `':' //; node --disable-sigusr1 --version >/dev/null 2>&1 && exec node --disable-sigusr1 "$0" "$@"; exec node "$0" "$@"`;
+const shebang = `#!/bin/sh\n${shellLine}`;
+
 const common = {
   bundle: true,
   platform: 'node',
@@ -327,6 +339,7 @@ async function main() {
     ...common,
     entryPoints: [path.join(root, 'src', 'cli.ts')],
     outfile,
+    banner: { js: shebang },
     plugins: [commandChunkPlugin],
   });
   const command = await require('esbuild').build({

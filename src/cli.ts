@@ -1,11 +1,12 @@
-#!/usr/bin/env -S node --disable-sigusr1
-// --disable-sigusr1: a SIGUSR1 must not open the V8 inspector (src/inspector-guard.ts). Run as
-// `node dist/cli.js`, without the flag, ./ignore-sigusr1 (imported first: it runs before anything
-// else here) ignores the signal all the same, and an inspector that a signal opened before it was
-// in place is refused below.
+// The bin, dist/cli.js: its first lines (scripts/bundle.js, `shebang`) start node with
+// --disable-sigusr1 where node has the flag: a SIGUSR1 must not open the V8 inspector
+// (src/inspector-guard.ts). Run as `node dist/cli.js`, without the flag, ./ignore-sigusr1 (imported
+// first: it runs before anything else here) ignores the signal all the same, and an inspector that
+// a signal opened before it was in place is refused below.
 //
 // Checks the Node.js version before the command and its dependencies are loaded: they may use
-// APIs that an older Node.js lacks, which would fail later and less clearly.
+// APIs that an older Node.js lacks, which would fail later and less clearly (an older node started
+// by the bin gets here too: the bin passes the flag only to a node that has it).
 import './ignore-sigusr1';
 import { hash, randomBytes } from 'node:crypto';
 import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, readSync, realpathSync, renameSync, rmSync, writeSync } from 'node:fs';

@@ -5,6 +5,7 @@
  * logging under the Fabric logging specification. Loaded as `fabric-ops/chaincode`; the rest
  * of fabric-ops does not depend on fabric-shim.
  */
+import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { ConfigError, DuplicateCheckerError, FabricOpsError, ListenError, LogSpecError, messageOf } from '../errors';
 import type { HealthChecker } from '../health/types';
@@ -23,6 +24,7 @@ import {
 } from './settings';
 import { chooseChaincodeConfig } from './config-source';
 import { MissingPeerDependencyError } from './errors';
+import { chooseShim, duplicateShimNote, duplicateShimWarning, loadedShimRoots, shimPackageRoot } from './shim-copies';
 import { ShimLogGovernor } from './shim-logging';
 import type { ShimModule, ShimServerClass, WinstonLoggerModule } from './shim-types';
 import { createTransactionMetrics, FunctionNames, TransactionInstrument } from './transactions';
@@ -47,7 +49,9 @@ export interface ChaincodeOperationsOptions extends Omit<StartOptions, 'logging'
   /**
    * Called when the operations service cannot start (bad configuration, port in use); the
    * chaincode server then refuses to start too. Default: one `fabric-ops: <problem>` line per
-   * problem on stderr, then exit 1.
+   * problem on stderr, then exit 1. Problems with the settings the call itself reads (the
+   * FABRIC_OPS_CHAINCODE_* variables, FABRIC_CFG_PATH, FABRIC_LOGGING_SPEC) come here first too,
+   * and are then thrown by enableChaincodeOperations() when this returns.
    */
   onStartError?: (error: unknown) => void;
   /**
@@ -110,7 +114,7 @@ function loggingFromEnvironment(env: NodeJS.ProcessEnv, stream: NodeJS.WritableS
 /**
  * The default when the operations service cannot start: its problems as `fabric-ops:` lines,
  * then exit 1 at once. Otherwise the error would reach fabric-shim's command line, which prints
- * its whole usage text and a stack trace after it, as if the command line were wrong.
+ * its whole usage text and a stack trace before it, as if the command line were wrong.
  */
 function reportStartError(error: unknown): void {
   let lines: readonly string[];
@@ -124,6 +128,40 @@ function reportStartError(error: unknown): void {
   process.exit(1);
 }
 
+/**
+ * The settings read when the call is made (the health and metrics settings, where the operations
+ * configuration comes from, FABRIC_LOGGING_SPEC). A problem with them goes to `onStartError`
+ * (by default: one `fabric-ops:` line each, exit 1) before it is thrown: thrown alone from the
+ * chaincode's module, it would reach fabric-shim's command line, which prints its usage text and a
+ * stack trace first (issue 30 item 12). Every problem is named, not only the first.
+ */
+function readSettings(options: ChaincodeOperationsOptions, env: NodeJS.ProcessEnv) {
+  const errors: Array<ConfigError | LogSpecError> = [];
+  const attempt = <T>(read: () => T): T | undefined => {
+    try {
+      return read();
+    } catch (error) {
+      if (!(error instanceof ConfigError || error instanceof LogSpecError)) throw error;
+      errors.push(error);
+      return undefined;
+    }
+  };
+  const health = attempt(() => chaincodeHealthSettings(options, env));
+  const maxFunctionNames = attempt(() => chaincodeMaxFunctionNames(options, env));
+  const configChoice = attempt(() => chooseChaincodeConfig(options, env));
+  const logging = attempt(() => loggingFromEnvironment(env, options.logStream));
+  if (health === undefined || maxFunctionNames === undefined || configChoice === undefined || logging === undefined) {
+    const error = errors.length === 1 ? (errors[0] as ConfigError | LogSpecError) : new ConfigError(errors.flatMap(problemsOf));
+    (options.onStartError ?? reportStartError)(error);
+    throw error;
+  }
+  return { health, maxFunctionNames, configChoice, logging };
+}
+
+function problemsOf(error: ConfigError | LogSpecError): readonly string[] {
+  return error instanceof ConfigError ? error.problems : [error.message];
+}
+
 /** fabric-shim and fabric-contract-api are optional peer dependencies: loaded only when enabled. */
 function load<T>(id: string): T {
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- an optional dependency, loaded on demand (an import would need it in every process)
@@ -133,29 +171,45 @@ function load<T>(id: string): T {
 /** fabric-shim's range in package.json's peerDependencies, for the install hint (a test keeps them equal). */
 const shimPeerRange = '^2.5.8';
 
-/** fabric-shim itself: a MissingPeerDependencyError when it is not installed (not a module it needs). */
-function loadShim<T>(id: string): T {
-  try {
-    return load<T>(id);
-  } catch (error) {
-    if (isMissing(error, 'fabric-shim')) throw new MissingPeerDependencyError('fabric-shim', shimPeerRange);
-    throw error;
-  }
+/** The modules of fabric-ops's process: Node's require.cache (a test runner gives its own registry there). */
+function moduleCache(): Readonly<Record<string, unknown>> {
+  return require.cache;
 }
 
-/** True when `error` says that `name` itself (not something it requires) cannot be found. */
-function isMissing(error: unknown, name: string): boolean {
-  const { code, message } = error as NodeJS.ErrnoException;
-  return code === 'MODULE_NOT_FOUND' && typeof message === 'string' && message.startsWith(`Cannot find module '${name}'`);
-}
-
-function loadOptional<T>(id: string): T | null {
+/** The fabric-shim package folder that node resolves from `dir`, or null when there is none. */
+function resolveShimFrom(dir: string): string | null {
+  let main: string;
   try {
-    return load<T>(id);
+    main = require.resolve('fabric-shim', { paths: [dir] });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND') return null;
     throw error;
   }
+  return shimPackageRoot(main) ?? path.dirname(main);
+}
+
+/** The fabric-shim the chaincode runs (shim-copies.ts): a MissingPeerDependencyError when there is none. */
+function locateShim(): string {
+  const choice = chooseShim({
+    loaded: loadedShimRoots(moduleCache()),
+    mainFile: require.main?.filename ?? process.argv[1],
+    ownDir: __dirname,
+    resolve: resolveShimFrom,
+  });
+  if (choice === null) throw new MissingPeerDependencyError('fabric-shim', shimPeerRange);
+  return choice.root;
+}
+
+/** fabric-contract-api's logger module as the fabric-shim at `shimRoot` finds it, or null without one. */
+function loadContractApiLogger(shimRoot: string): WinstonLoggerModule | null {
+  let file: string;
+  try {
+    file = require.resolve('fabric-contract-api/lib/logger.js', { paths: [shimRoot] });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND') return null;
+    throw error;
+  }
+  return load<WinstonLoggerModule>(file);
 }
 
 let enabled = false;
@@ -168,17 +222,16 @@ let enabled = false;
 export function enableChaincodeOperations(options: ChaincodeOperationsOptions = {}): ChaincodeOperations {
   if (enabled) throw new FabricOpsError('fabric-ops chaincode operations are already enabled in this process');
   const env = options.env ?? process.env;
-  const settings = chaincodeHealthSettings(options, env);
-  const maxFunctionNames = chaincodeMaxFunctionNames(options, env);
-  const configChoice = chooseChaincodeConfig(options, env);
-  const logging = loggingFromEnvironment(env, options.logStream);
+  const { health: settings, maxFunctionNames, configChoice, logging } = readSettings(options, env);
+
+  // The copy of fabric-shim the chaincode runs, not necessarily the one beside fabric-ops.
+  const shimRoot = locateShim();
+  const shim = load<ShimModule>(shimRoot);
+  const ServerClass = load<ShimServerClass>(path.join(shimRoot, 'lib', 'server.js'));
   const governor = new ShimLogGovernor(parseLogSpec(logging.getSpec()));
   logging.onSpecChange((spec) => governor.setSpec(spec));
-
-  const shim = loadShim<ShimModule>('fabric-shim');
-  const ServerClass = loadShim<ShimServerClass>('fabric-shim/lib/server.js');
-  governor.install('shim', loadShim<WinstonLoggerModule>('fabric-shim/lib/logger.js'));
-  const contractApiLogger = loadOptional<WinstonLoggerModule>('fabric-contract-api/lib/logger.js');
+  governor.install('shim', load<WinstonLoggerModule>(path.join(shimRoot, 'lib', 'logger.js')));
+  const contractApiLogger = loadContractApiLogger(shimRoot);
   if (contractApiLogger !== null) governor.install('contractapi', contractApiLogger);
   enabled = true;
 
@@ -189,11 +242,29 @@ export function enableChaincodeOperations(options: ChaincodeOperationsOptions = 
 
   const { onStartError, handleSignals: _h, registrationTimeoutMs: _r, stuckTimeoutMs: _s, maxFunctionNames: _m, ...startOptions } = options;
   const chaincodeLogger = logging.getLogger('chaincode');
-  if (configChoice.warning !== undefined) {
-    // Always seen: written as a warning even when the logging spec hides warnings.
-    if (chaincodeLogger.isEnabled('warn')) chaincodeLogger.warn(configChoice.warning);
-    else (options.logStream ?? process.stderr).write(`fabric-ops: warning: ${configChoice.warning}\n`);
-  }
+  // Always seen: written as a warning even when the logging spec hides warnings.
+  const warnAlways = (warning: string): void => {
+    if (chaincodeLogger.isEnabled('warn')) chaincodeLogger.warn(warning);
+    else (options.logStream ?? process.stderr).write(`fabric-ops: warning: ${warning}\n`);
+  };
+  if (configChoice.warning !== undefined) warnAlways(configChoice.warning);
+  // Another copy of fabric-shim in the process: looked for now, once the operations server
+  // listens, and at each health check until a chaincode server is seen; one warning per copy.
+  const otherShims = (): string[] => loadedShimRoots(moduleCache()).filter((root) => root !== shimRoot);
+  const warnedShims = new Set<string>();
+  const warnOtherShims = (): string[] => {
+    const others = otherShims();
+    if (others.some((root) => !warnedShims.has(root))) {
+      for (const root of others) warnedShims.add(root);
+      warnAlways(duplicateShimWarning(shimRoot, others));
+    }
+    return others;
+  };
+  warnOtherShims();
+  const noServerNote = (): string | undefined => {
+    const others = warnOtherShims();
+    return others.length === 0 ? undefined : duplicateShimNote(shimRoot, others);
+  };
   const ready = startOperationsSystem({
     ...startOptions,
     ...(configChoice.configFile === undefined ? {} : { configFile: configChoice.configFile }),
@@ -202,7 +273,7 @@ export function enableChaincodeOperations(options: ChaincodeOperationsOptions = 
   }).then(async (started) => {
     try {
       instrument.attach(createTransactionMetrics(started.metrics));
-      started.registerChecker(chaincodeComponent, { check: async () => state.check(instrument.oldest()) });
+      started.registerChecker(chaincodeComponent, { check: async () => state.check(instrument.oldest(), noServerNote) });
       for (const [component, checker] of pendingCheckers) started.registerChecker(component, checker);
     } catch (error) {
       await started.stop(0);
@@ -210,6 +281,7 @@ export function enableChaincodeOperations(options: ChaincodeOperationsOptions = 
     }
     pendingCheckers.clear();
     system = started;
+    warnOtherShims();
     return started;
   });
   ready.catch(onStartError ?? reportStartError);

@@ -94,13 +94,20 @@ export class ChaincodeServerState {
     return [...this.open].sort((a, b) => Number(b.readyAt !== undefined) - Number(a.readyAt !== undefined));
   }
 
-  check(oldestRunning: RunningTransaction | undefined): CheckResult {
-    const problems = [...this.serverProblems(), ...this.stuckProblems(oldestRunning), ...this.peerProblems()];
+  /**
+   * The verdict. `noServerNote`, asked for only while no server has been created, is added to
+   * that reason (another copy of fabric-shim loaded beside the hooked one).
+   */
+  check(oldestRunning: RunningTransaction | undefined, noServerNote?: () => string | undefined): CheckResult {
+    const problems = [...this.serverProblems(noServerNote), ...this.stuckProblems(oldestRunning), ...this.peerProblems()];
     return problems.length === 0 ? { ok: true } : { ok: false, reason: problems.join('; ') };
   }
 
-  private serverProblems(): string[] {
-    if (this.servers.length === 0) return ['the chaincode server has not been created (fabric-shim server() was not called)'];
+  private serverProblems(noServerNote: (() => string | undefined) | undefined): string[] {
+    if (this.servers.length === 0) {
+      const note = noServerNote?.();
+      return [`the chaincode server has not been created (fabric-shim server() was not called)${note === undefined ? '' : `: ${note}`}`];
+    }
     return this.servers.flatMap((server) => {
       switch (server.state) {
         case 'starting':

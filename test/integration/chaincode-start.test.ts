@@ -1,9 +1,12 @@
 import { spawn } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import net from 'node:net';
 import path from 'node:path';
 import { build } from 'esbuild';
+import { request } from '../support/http';
+import { freeTcpPort } from '../support/ports';
+import { waitFor } from '../support/wait';
 
 /**
  * A chaincode process as `fabric-chaincode-node server` runs it, with fabric-ops/chaincode
@@ -12,6 +15,7 @@ import { build } from 'esbuild';
  */
 
 const repoRoot = path.resolve(__dirname, '../..');
+const fabricSampleConfig = path.resolve(repoRoot, '../shared/fixtures/fabric-sampleconfig');
 let moduleDir: string;
 
 const main = `const { enableChaincodeOperations } = require('./fabric-ops-chaincode.js');
@@ -92,6 +96,46 @@ test('bad configuration: the problem named, exit 1, no usage text or stack', asy
   expect(result.stdout + result.stderr).not.toMatch(/Options:|--help|Major failure|\n\s+at /);
 });
 
+/**
+ * Issue 30 item 12: a problem with the settings read when the chaincode's module calls
+ * enableChaincodeOperations() (a peer CLI's FABRIC_CFG_PATH, a chaincode variable, the logging
+ * spec) was thrown into fabric-shim's command line, which printed its usage text and then the
+ * error with a stack trace. Now: one line per problem, first and alone on stderr, exit 1.
+ */
+describe('settings problems at the call: one fabric-ops line each, first and alone on stderr, exit 1', () => {
+  test.each([
+    [
+      "the peer CLI's FABRIC_CFG_PATH (Fabric's sample core.yaml)",
+      { FABRIC_CFG_PATH: fabricSampleConfig },
+      [
+        `fabric-ops: FABRIC_CFG_PATH=${fabricSampleConfig}: ${fabricSampleConfig}/core.yaml is a peer's configuration (it has peer.gossip, peer.fileSystemPath, peer.address, peer.id, ledger, vm, chaincode); ` +
+          "a chaincode does not take a peer's configuration: unset FABRIC_CFG_PATH for the chaincode, or name the chaincode's own file in FABRIC_OPS_CHAINCODE_CONFIG (read whatever it holds)",
+      ],
+    ],
+    [
+      'a chaincode duration without a unit',
+      { FABRIC_OPS_CHAINCODE_STUCK_TIMEOUT: '45' },
+      ['fabric-ops: FABRIC_OPS_CHAINCODE_STUCK_TIMEOUT: "45" is not a duration (e.g. 10s, 1m30s, 500ms)'],
+    ],
+    [
+      'a bad FABRIC_LOGGING_SPEC',
+      { FABRIC_LOGGING_SPEC: 'shim=loud' },
+      ["fabric-ops: FABRIC_LOGGING_SPEC: invalid logging specification 'shim=loud': bad segment 'shim=loud'"],
+    ],
+    [
+      'two problems at once: both named',
+      { FABRIC_OPS_CHAINCODE_MAX_FUNCTIONS: 'many', FABRIC_CFG_PATH: fabricSampleConfig },
+      [
+        'fabric-ops: FABRIC_OPS_CHAINCODE_MAX_FUNCTIONS: "many" is not a whole number from 0 to 10000',
+        expect.stringMatching(/^fabric-ops: FABRIC_CFG_PATH=\S+: \S+core\.yaml is a peer's configuration .*unset FABRIC_CFG_PATH for the chaincode/),
+      ],
+    ],
+  ])('%s', async (_what, env, lines) => {
+    const result = await runChaincode({ CORE_OPERATIONS_LISTENADDRESS: '127.0.0.1:0', ...env });
+    expect({ code: result.code, stdout: result.stdout, stderr: result.stderr.split('\n') }).toEqual({ code: 1, stdout: '', stderr: [...lines, ''] });
+  });
+});
+
 test('without fabric-shim installed: a MissingPeerDependencyError saying to install the optional peer dependency, no require stack', async () => {
   // A project outside this repository whose node_modules has everything but fabric-shim and fabric-contract-api.
   const project = await mkdtemp(path.join(tmpdir(), 'fabric-ops-no-shim-'));
@@ -136,5 +180,69 @@ test('without fabric-shim installed: a MissingPeerDependencyError saying to inst
     });
   } finally {
     await rm(project, { recursive: true, force: true });
+  }
+});
+
+/**
+ * Issue 30 item 11: two copies of fabric-shim in one process. fabric-ops hooks the one the
+ * chaincode runs; a server made by another copy was invisible and nothing said so (/healthz: "the
+ * chaincode server has not been created" while it listened). An application whose main module
+ * resolves the repository's fabric-shim, and which then serves through a second copy (as a
+ * library that bundles its own would): one warning naming both folders, and /healthz's reason names them.
+ */
+test('a second copy of fabric-shim that makes the server: one warning naming both copies, and /healthz says why it sees no server', async () => {
+  const vendored = path.join(moduleDir, 'vendor/node_modules/fabric-shim');
+  const shipped = path.join(repoRoot, 'node_modules/fabric-shim');
+  await mkdir(vendored, { recursive: true });
+  for (const entry of ['package.json', 'index.js', 'lib', 'node_modules']) await cp(path.join(shipped, entry), path.join(vendored, entry), { recursive: true });
+  await writeFile(
+    path.join(moduleDir, 'app.js'),
+    `const { enableChaincodeOperations } = require('./fabric-ops-chaincode.js');
+exports.operations = enableChaincodeOperations();
+const second = require('./vendor/node_modules/fabric-shim');
+const chaincode = { Init: async () => second.success(), Invoke: async () => second.success() };
+second.server(chaincode, { ccid: 'kv:1', address: '127.0.0.1:' + process.env.CC_PORT }).start();
+`,
+  );
+  // Probed, not port 0: fabric-shim's server does not say which port it bound.
+  const ccPort = await freeTcpPort();
+  const child = spawn(process.execPath, ['app.js'], {
+    cwd: moduleDir,
+    env: { PATH: process.env.PATH, HOME: moduleDir, CC_PORT: String(ccPort), CORE_OPERATIONS_LISTENADDRESS: '127.0.0.1:0' },
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+  try {
+    const giveUpIf = (): string | undefined => (child.exitCode === null ? undefined : `the application exited ${child.exitCode}: ${output}`);
+    const url = await waitFor('the operations server URL', () => /operations server listening on (http:\/\/\S+)/.exec(output)?.[1], { giveUpIf });
+    await waitFor(
+      'the chaincode server made by the second copy to listen',
+      () =>
+        new Promise<boolean>((resolve) => {
+          const socket = net.connect(ccPort, '127.0.0.1', () => {
+            socket.destroy();
+            resolve(true);
+          });
+          socket.on('error', () => resolve(false));
+        }),
+      { giveUpIf },
+    );
+    const health = await request(`${url}/healthz`);
+    const note =
+      `fabric-ops hooks the fabric-shim at ${shipped}, and another copy is loaded (${vendored}): a server made by that copy is not seen; ` +
+      'keep one copy of fabric-shim in the chaincode (`npm ls fabric-shim` lists them)';
+    expect({ status: health.status, failed: (health.json as { failed_checks?: unknown }).failed_checks }).toEqual({
+      status: 503,
+      failed: [{ component: 'chaincode', reason: `the chaincode server has not been created (fabric-shim server() was not called): ${note}` }],
+    });
+    const warnings = output.split('\n').filter((line) => line.includes('fabric-shim is loaded'));
+    expect(warnings).toEqual([
+      expect.stringContaining(`fabric-shim is loaded 2 times in this process: ${shipped} (the copy fabric-ops hooks) and ${vendored}; `),
+    ]);
+  } finally {
+    child.kill('SIGTERM');
+    await exited;
   }
 });

@@ -512,4 +512,15 @@ describe('fabric-ops on a Node.js older than package.json engines', () => {
       `fabric-ops: Node.js ${version} is too old: fabric-ops needs Node.js 22.22 or later (package.json engines: >=22.22); run it with a newer node\n`,
     );
   });
+
+  // Issue 30 item 14: the bin, that older node first on the PATH, stopped at `node: bad option: --disable-sigusr1`.
+  it('the bin itself (./dist/cli.js, its first lines run by /bin/sh): the same one line, exit 2', () => {
+    const { node, version } = olderNode();
+    const result = spawnSync(cliPath, ['--version'], { encoding: 'utf8', env: { PATH: `${path.dirname(node)}:${process.env.PATH ?? ''}` }, timeout: 15_000 });
+    expect({ status: result.status, stdout: result.stdout, stderr: result.stderr }).toEqual({
+      status: 2,
+      stdout: '',
+      stderr: `fabric-ops: Node.js ${version} is too old: fabric-ops needs Node.js 22.22 or later (package.json engines: >=22.22); run it with a newer node\n`,
+    });
+  });
 });

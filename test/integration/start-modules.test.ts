@@ -131,7 +131,11 @@ describe('the bundle', () => {
     // ASCII only: V8 keeps a source with any other character as a two-byte string.
     for (const file of [cliPath, path.join(path.dirname(cliPath), 'cli-command.js')]) expect(/[^\t\n\r\x20-\x7e]/.test(readFileSync(file, 'utf8'))).toBe(false);
     for (const bundled of ['express', 'bunyan', 'convict']) expect(external).not.toContain(bundled);
-    expect(readFileSync(cliPath, 'utf8').split('\n', 1)[0]).toBe('#!/usr/bin/env -S node --disable-sigusr1');
+    // The bin's shell lines (scripts/bundle.js, issue 30 item 14): node with --disable-sigusr1 where it has the flag.
+    expect(readFileSync(cliPath, 'utf8').split('\n', 2)).toEqual([
+      '#!/bin/sh',
+      `':' //; node --disable-sigusr1 --version >/dev/null 2>&1 && exec node --disable-sigusr1 "$0" "$@"; exec node "$0" "$@"`,
+    ]);
   });
 
   it("dist/cli.js installs its SIGUSR1 listener before anything else it runs: before its first require() (issue 28: Node's own handler opens the inspector until then)", () => {

@@ -27,16 +27,20 @@ const listen = { CORE_OPERATIONS_LISTENADDRESS: '127.0.0.1:0' };
 
 test("FABRIC_CFG_PATH at a peer's core.yaml (Fabric's sample): refused, naming the variable, the file and what to do", () => {
   let thrown: unknown;
+  const reported: unknown[] = [];
   try {
     const operations = enableChaincodeOperations({
       env: { ...listen, FABRIC_CFG_PATH: fabricSampleConfig },
       logStream: new LogCapture(),
       handleSignals: false,
+      onStartError: (error) => reported.push(error),
     });
     void operations.stop();
   } catch (error) {
     thrown = error;
   }
+  // Given to onStartError first (whose default prints it and exits: test/integration/chaincode-start.test.ts), then thrown.
+  expect(reported).toEqual([thrown]);
   expect(thrown).toBeInstanceOf(Error);
   expect((thrown as Error).name).toBe('ConfigError');
   expect((thrown as Error).message).toBe(
