@@ -228,9 +228,10 @@ describe('where the caches live (issue 28)', () => {
     expect((await stat(root)).mode & 0o7777).toBe(0o700);
     const file = await waitForCacheFile(root);
     expectWhole(readFileSync(file));
-    // Node's own entries are there too, in its per-version folder, made without group or other permissions.
+    // Node's own entries go to the same per-version folder, made without group or other permissions
+    // (whether Node writes any depends on what the start loads through require(): with this
+    // configuration nothing outside the bundle, whose cache is the command's own).
     expect((await stat(path.dirname(path.dirname(file)))).mode & 0o077).toBe(0);
-    expect((await readdir(path.dirname(path.dirname(file)))).filter((name) => name !== 'fabric-ops').length).toBeGreaterThan(0);
     expect(stderr).not.toMatch(/compile cache/);
     // XDG_CACHE_HOME, when set, comes first.
     const xdg = await place('default', 'xdg');
