@@ -5,14 +5,20 @@
  *   config-peer      every key of the peer dialect (src/config/peer-schema.ts)
  *   config-orderer   every key of the orderer dialect (src/config/orderer-schema.ts)
  *   config-health    the health-check keys of both dialects side by side
+ * and docs/companion.md's (beside the README, in docs/):
+ *   companion-metrics  every metric companion mode creates (certificateMetricOptions, diskMetricOptions, logSpecMetricOptions)
  * each written between `<!-- BEGIN GENERATED: <name> -->` and `<!-- END GENERATED: <name> -->`.
  *
- *   scripts/gendocs [--check] [README.md]   write the file, or (--check) exit 1 when it differs
+ *   scripts/gendocs [--check] [README.md]   write the files, or (--check) exit 1 when one differs
  *
- * test/unit/docs/readme-references.test.ts fails when the committed README is not what this produces.
+ * test/unit/docs/readme-references.test.ts fails when the committed README is not what this produces,
+ * test/unit/companion/disk-metrics-docs.test.ts when docs/companion.md is not.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { certificateMetricOptions } from '../src/companion/certificate-monitor';
+import { diskMetricOptions } from '../src/companion/disk-monitor';
+import { logSpecMetricOptions } from '../src/companion/logspec';
 import { settingsReference, type SettingReference } from '../src/config/reference';
 import type { Dialect } from '../src/config/types';
 import type { SettingValue } from '../src/config/settings';
@@ -79,10 +85,27 @@ export function serviceMetrics(): RecordedMetric[] {
   return recorded;
 }
 
+/**
+ * Every metric companion mode creates (docs/companion.md), from the options its parts create them
+ * with, and their kind: the certificate and disk monitors' are gauges, the node log level's writes
+ * a counter. Another companion metric is declared the same way and added here.
+ */
+export function companionMetrics(): RecordedMetric[] {
+  const declared: Array<[MetricKind, MetricOptions]> = [
+    ...Object.values(certificateMetricOptions).map((options): [MetricKind, MetricOptions] => ['gauge', options]),
+    ...Object.values(diskMetricOptions).map((options): [MetricKind, MetricOptions] => ['gauge', options]),
+    ['counter', logSpecMetricOptions.writes],
+  ];
+  return declared.map(([kind, options]) => {
+    const doc: unknown = (options as { doc?: unknown }).doc;
+    return { definition: defineMetric(kind, options), meaning: typeof doc === 'string' ? doc : options.help };
+  });
+}
+
 const typeText: Record<MetricKind, string> = { counter: 'counter', gauge: 'gauge', histogram: 'histogram (StatsD: timing, ms)' };
 
-export function metricsTable(): string {
-  const rows = serviceMetrics().map(({ definition, meaning }) => {
+export function metricsTable(metrics: readonly RecordedMetric[] = serviceMetrics()): string {
+  const rows = metrics.map(({ definition, meaning }) => {
     const placeholders = Object.fromEntries(definition.labelNames.map((label) => [label, `<${label}>`]));
     return [
       code(definition.kind === 'counter' ? `${definition.fqName}_total` : definition.fqName),
@@ -157,20 +180,37 @@ export function renderReadme(readme: string): string {
   return Object.entries(readmeBlocks()).reduce((document, [name, content]) => replaceGenerated(document, name, content), readme);
 }
 
+/** Every generated block of docs/companion.md, by marker name. */
+export function companionDocBlocks(): Record<string, string> {
+  return { 'companion-metrics': metricsTable(companionMetrics()) };
+}
+
+export function renderCompanionDoc(doc: string): string {
+  return Object.entries(companionDocBlocks()).reduce((document, [name, content]) => replaceGenerated(document, name, content), doc);
+}
+
 function main(args: readonly string[]): void {
   const check = args.includes('--check');
-  const file = path.resolve(args.find((arg) => !arg.startsWith('--')) ?? 'README.md');
-  const current = readFileSync(file, 'utf8');
-  const generated = renderReadme(current);
-  if (check) {
-    if (generated !== current) {
-      process.stderr.write(`${file}: the generated reference tables are out of date; run make docs\n`);
-      process.exit(1);
+  const readme = path.resolve(args.find((arg) => !arg.startsWith('--')) ?? 'README.md');
+  const documents = [
+    { file: readme, render: renderReadme },
+    { file: path.join(path.dirname(readme), 'docs', 'companion.md'), render: renderCompanionDoc },
+  ];
+  let stale = false;
+  for (const { file, render } of documents) {
+    const current = readFileSync(file, 'utf8');
+    const generated = render(current);
+    if (check) {
+      if (generated !== current) {
+        process.stderr.write(`${file}: the generated reference tables are out of date; run make docs\n`);
+        stale = true;
+      }
+      continue;
     }
-    return;
+    if (generated !== current) writeFileSync(file, generated);
+    process.stdout.write(`${file}: ${generated === current ? 'up to date' : 'reference tables regenerated'}\n`);
   }
-  if (generated !== current) writeFileSync(file, generated);
-  process.stdout.write(`${file}: ${generated === current ? 'up to date' : 'reference tables regenerated'}\n`);
+  if (stale) process.exit(1);
 }
 
 if (require.main === module) main(process.argv.slice(2));

@@ -92,6 +92,8 @@ export class OperationsSystem {
   private certificate: CertificateSummary | null = null;
   private readonly requestCounters = new Map<string, Map<number, Counter>>();
   private extensions: HttpExtension[] = [];
+  /** Companion mode: the running companion. */
+  private companion: CompanionModule.Companion | null = null;
 
   private constructor(config: NormalisedConfig, configSource: string, options: StartOptions) {
     // First: a bad limit (ConfigError) throws before anything is made.
@@ -229,7 +231,7 @@ export class OperationsSystem {
     if (companion === undefined) return [];
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- companion mode on first use (start time)
     const { companionExtension } = require('./companion') as typeof CompanionModule;
-    return [companionExtension(companion)];
+    return [companionExtension(companion, { onStarted: (running) => void (this.companion = running) })];
   }
 
   /** The expiry gauges, and the summary `servingCertificate` returns. */
@@ -305,6 +307,14 @@ export class OperationsSystem {
   get address(): HostPort {
     if (!this.server) throw new Error('operations server is not running');
     return this.server.address;
+  }
+
+  /**
+   * @internal Companion mode: the node's log level, which the logspec ConfigMap (src/kubernetes)
+   * then steers instead of fabric-ops' own loggers (docs/companion.md); null otherwise.
+   */
+  get nodeLogSpec(): CompanionModule.NodeLogSpec | null {
+    return this.companion?.logspec ?? null;
   }
 
   get metrics(): MetricsProvider {

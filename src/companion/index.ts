@@ -1,15 +1,23 @@
 /** Companion mode (docs/companion.md): fabric-ops beside one peer or orderer, reporting what Fabric does not. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Request, Response } from 'express';
 import type { CompanionConfig, NormalisedConfig } from '../config/types';
 import type { HealthChecker } from '../health/types';
 import type { Logger } from '../logging/types';
 import type { MetricsProvider } from '../metrics/types';
 import type { Scheduler } from '../time';
 import { CertificateMonitor } from './certificate-monitor';
+import { DiskMonitor } from './disk-monitor';
 import { NodeHealthChecker } from './node-health';
+import { createNodeLogSpec, type NodeLogSpec } from './logspec';
+import { nodeLogSpecRouter } from './logspec-http';
+import { companionKeysFor } from '../config/companion-keys';
+import { maxBodyBytes } from '../http/limits';
 
 export { CertificateMonitor, certificateMetricOptions, type CertificateReport } from './certificate-monitor';
 export { NodeHealthChecker } from './node-health';
+export { NodeLogSpec, logSpecMetricOptions } from './logspec';
+export { DiskMonitor, diskMetricOptions, type DiskReport } from './disk-monitor';
 export type { NodeCertificate, CertificateProblem, ExpiryStage } from './certificates';
 
 /** What the companion uses of the operations system (OperationsSystem fits): its public API only. */
@@ -18,6 +26,8 @@ export interface CompanionHost {
   readonly metrics: MetricsProvider;
   getLogger(name: string): Logger;
   registerChecker(component: string, checker: HealthChecker): void;
+  /** The server's body limit (OperationsSystem.httpLimits); default Fabric's 16 KiB. */
+  readonly httpLimits?: { readonly maxBodyBytes: number };
 }
 
 export interface CompanionExtensionOptions {
@@ -29,15 +39,20 @@ export interface CompanionExtensionOptions {
 export interface Companion {
   readonly certificates: CertificateMonitor;
   readonly node: NodeHealthChecker;
+  readonly disk: DiskMonitor;
+  /** The node's log level: /logspec, and the spec the logspec ConfigMap declares (docs/companion.md). */
+  readonly logspec: NodeLogSpec;
 }
 
 /** The component name of the node checker on the companion's /healthz. */
 export const nodeCheckerName = 'node';
+/** The component name of the disk checker (the node's data volumes, docs/companion.md "Disk"). */
+export const diskCheckerName = 'disk';
 
 /**
  * For startOperationsSystem({ extensions: [companionExtension(config.companion)] }) (the system adds
  * it when the configuration turns companion mode on): reads the node's certificates, registers
- * the `node` health checker. Its mount serves nothing yet: every path under /companion falls through.
+ * the `node` health checker. Its mount serves /logspec, which acts on the node; every other path falls through.
  */
 export function companionExtension(
   companion: CompanionConfig,
@@ -62,19 +77,55 @@ export function companionExtension(
     });
     await certificates.start();
     host.registerChecker(nodeCheckerName, node);
+    const disk = new DiskMonitor({
+      folders: companion.dataFolders,
+      thresholds: companion.disk,
+      recheckIntervalMs: companion.disk.recheckIntervalMs,
+      logger: host.getLogger('companion.disk'),
+      metrics: host.metrics,
+      ...(scheduler ? { scheduler } : {}),
+    });
+    await disk.start();
+    host.registerChecker(diskCheckerName, disk);
+    const logspec = createNodeLogSpec(
+      companion,
+      {
+        dialect: host.config.dialect,
+        timeoutMs: host.config.health.timeoutMs,
+        metrics: host.metrics,
+        logger: host.getLogger('companion.logspec'),
+        kubernetesEvents: host.config.kubernetes?.events.enabled === true,
+      },
+      scheduler,
+    );
+    try {
+      await logspec.start();
+    } catch (error) {
+      certificates.stop();
+      disk.stop();
+      throw error;
+    }
+    const logspecRoutes = nodeLogSpecRouter(logspec, {
+      tlsEnabled: host.config.operations.tls.enabled,
+      writable: companion.logspec.writable,
+      writableKey: companionKeysFor(host.config.dialect).logspecWritable,
+      maxBodyBytes: host.httpLimits?.maxBodyBytes ?? maxBodyBytes,
+      logger: host.getLogger('companion.logspec'),
+    });
     const { report } = certificates;
     logger.info(`companion of the ${host.config.dialect} at ${node.url}: ${report.certificates.length} certificates, ${report.problems.length} problem files`, {
       node: node.url,
       certificates: report.certificates.length,
       problems: report.problems.length,
     });
-    options.onStarted?.({ certificates, node });
+    options.onStarted?.({ certificates, node, disk, logspec });
     return {
-      path: '/companion',
-      handler: (_request, _response, next) => next(),
-      stop: () => {
+      path: '/',
+      handler: (request, response, next) => logspecRoutes(request as Request, response as Response, next),
+      stop: async () => {
         certificates.stop();
-        return Promise.resolve();
+        disk.stop();
+        await logspec.stop();
       },
     };
   };

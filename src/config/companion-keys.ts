@@ -43,7 +43,14 @@ export interface CompanionKeys {
   warningDays: string;
   planningDays: string;
   recheckInterval: string;
+  diskMinFreePercent: string;
+  diskMinFreeBytes: string;
+  diskRecheckInterval: string;
+  logspecWritable: string;
+  logspecStateDirectory: string;
+  logspecPollInterval: string;
   certificates: readonly CertificateSourceKey[];
+  /** The node's data folders, whose volumes' free bytes and inodes are reported (the first of a volume names it). */
   dataFolders: readonly string[];
 }
 
@@ -69,6 +76,12 @@ const peerKeys: CompanionKeys = {
   warningDays: 'operations.companion.certificates.warningDays',
   planningDays: 'operations.companion.certificates.planningDays',
   recheckInterval: 'operations.companion.certificates.recheckInterval',
+  diskMinFreePercent: 'operations.companion.disk.minFreePercent',
+  diskMinFreeBytes: 'operations.companion.disk.minFreeBytes',
+  diskRecheckInterval: 'operations.companion.disk.recheckInterval',
+  logspecWritable: 'operations.companion.logspec.writable',
+  logspecStateDirectory: 'operations.companion.logspec.stateDirectory',
+  logspecPollInterval: 'operations.companion.logspec.pollInterval',
   certificates: [
     { key: 'peer.mspConfigPath', kind: 'msp', form: 'msp' },
     { key: 'peer.tls.cert.file', kind: 'tls_server', form: 'file', onlyWhen: 'peer.tls.enabled' },
@@ -78,7 +91,7 @@ const peerKeys: CompanionKeys = {
     { key: 'operations.tls.cert.file', kind: 'operations_server', form: 'file', onlyWhen: 'operations.tls.enabled' },
     { key: 'operations.tls.clientRootCAs.files', kind: 'operations_client_root_ca', form: 'files', onlyWhen: 'operations.tls.enabled' },
   ],
-  dataFolders: ['peer.fileSystemPath'],
+  dataFolders: ['peer.fileSystemPath', 'ledger.snapshots.rootDir'],
 };
 
 const ordererKeys: CompanionKeys = {
@@ -103,6 +116,12 @@ const ordererKeys: CompanionKeys = {
   warningDays: 'Operations.Companion.Certificates.WarningDays',
   planningDays: 'Operations.Companion.Certificates.PlanningDays',
   recheckInterval: 'Operations.Companion.Certificates.RecheckInterval',
+  diskMinFreePercent: 'Operations.Companion.Disk.MinFreePercent',
+  diskMinFreeBytes: 'Operations.Companion.Disk.MinFreeBytes',
+  diskRecheckInterval: 'Operations.Companion.Disk.RecheckInterval',
+  logspecWritable: 'Operations.Companion.LogSpec.Writable',
+  logspecStateDirectory: 'Operations.Companion.LogSpec.StateDirectory',
+  logspecPollInterval: 'Operations.Companion.LogSpec.PollInterval',
   certificates: [
     { key: 'General.LocalMSPDir', kind: 'msp', form: 'msp' },
     { key: 'General.TLS.Certificate', kind: 'tls_server', form: 'file', onlyWhen: 'General.TLS.Enabled' },
@@ -115,7 +134,7 @@ const ordererKeys: CompanionKeys = {
     { key: 'Operations.TLS.Certificate', kind: 'operations_server', form: 'file', onlyWhen: 'Operations.TLS.Enabled' },
     { key: 'Operations.TLS.ClientRootCAs', kind: 'operations_client_root_ca', form: 'files', onlyWhen: 'Operations.TLS.Enabled' },
   ],
-  dataFolders: ['FileLedger.Location'],
+  dataFolders: ['FileLedger.Location', 'Consensus.WALDir', 'Consensus.SnapDir'],
 };
 
 export function companionKeysFor(dialect: Dialect): CompanionKeys {

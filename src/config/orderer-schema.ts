@@ -36,6 +36,7 @@ export interface OrdererSettings {
   };
   Admin: { TLS: { Enabled: boolean; Certificate: string; ClientRootCAs: string[] } };
   FileLedger: { Location: string };
+  Consensus: { WALDir: string; SnapDir: string };
 }
 
 /** Companion mode (docs/companion.md): fabric-ops beside the orderer this orderer.yaml configures. */
@@ -46,6 +47,8 @@ export interface CompanionOrdererSettings {
   TLS: { Enabled: boolean; Certificate: string; PrivateKey: string; ClientAuthRequired: boolean; ClientRootCAs: string[] };
   Node: { Address: string; ServerName: string; RootCAs: string[]; ClientCertificate: string; ClientPrivateKey: string };
   Certificates: { WarningDays: string; PlanningDays: string; RecheckInterval: string };
+  Disk: { MinFreePercent: string; MinFreeBytes: string; RecheckInterval: string };
+  LogSpec: { Writable: boolean; StateDirectory: string; PollInterval: string };
 }
 
 /** Defaults are those of Fabric's sample orderer.yaml (sampleconfig/orderer.yaml in hyperledger/fabric), plus fabric-ops' own keys. */
@@ -95,7 +98,7 @@ export const ordererSchema: convict.Schema<OrdererSettings> = {
       LogspecConfigMap: {
         Name: stringSetting(
           '',
-          "fabric-ops: name of a ConfigMap in the pod's namespace whose key (below) is the logging spec, activated whenever it changes (as `PUT /logspec`); empty: not watched",
+          "fabric-ops: name of a ConfigMap in the pod's namespace whose key (below) is the logging spec, activated whenever it changes (as `PUT /logspec`); in companion mode it is the node's spec, applied again whenever the node's differs (a restarted node; docs/companion.md); empty: not watched",
         ),
         Key: stringSetting('logspec', 'fabric-ops: key of that ConfigMap holding the logging spec'),
       },
@@ -147,6 +150,34 @@ export const ordererSchema: convict.Schema<OrdererSettings> = {
           "fabric-ops: companion mode: how often the orderer's certificate files are read again even when no change was seen (Go duration)",
         ),
       },
+      Disk: {
+        MinFreePercent: integerSetting(
+          10,
+          "fabric-ops: companion mode: the `disk` checker fails while a volume holding the orderer's data folders has less than this share free, of its bytes or of its inodes (0 to 99; `0`: no share)",
+        ),
+        MinFreeBytes: stringSetting(
+          '1GiB',
+          'fabric-ops: companion mode: the `disk` checker fails while such a volume has fewer bytes free than this, whatever its share (`B`, `KiB`, `MiB`, `GiB`, `TiB`; `0`: no floor)',
+        ),
+        RecheckInterval: durationSetting(
+          '30s',
+          "fabric-ops: companion mode: how often the free bytes and inodes of the orderer's data volumes are read for the metrics (the `disk` checker reads them on every run) (Go duration)",
+        ),
+      },
+      LogSpec: {
+        Writable: booleanSetting(
+          false,
+          "fabric-ops: companion mode: `PUT /logspec` on fabric-ops' server sets the orderer's logging spec (with an optional `ttl`); needs `Operations.Companion.TLS.Enabled` (a client certificate from `Operations.Companion.TLS.ClientRootCAs` on every write); false: 403",
+        ),
+        StateDirectory: stringSetting(
+          '',
+          "fabric-ops: companion mode: folder (this user's, writable by no one else) where pending put-backs of `ttl` writes are kept, in `companion-putbacks.json`; empty: a `ttl` is refused",
+        ),
+        PollInterval: durationSetting(
+          '2s',
+          "fabric-ops: companion mode: how often the orderer's spec is compared with the one declared in the logspec ConfigMap, which is applied again when they differ (a restarted orderer) (Go duration, at least 100ms)",
+        ),
+      },
     },
   },
   Metrics: {
@@ -182,7 +213,17 @@ export const ordererSchema: convict.Schema<OrdererSettings> = {
     },
   },
   FileLedger: {
-    Location: stringSetting('/var/hyperledger/production/orderer', "the orderer's ledger folder; read only in companion mode"),
+    Location: stringSetting('/var/hyperledger/production/orderer', "the orderer's ledger folder; read only in companion mode (disk figures)"),
+  },
+  Consensus: {
+    WALDir: stringSetting(
+      '/var/hyperledger/production/orderer/etcdraft/wal',
+      "the orderer's etcdraft write-ahead log folder; read only in companion mode (disk figures)",
+    ),
+    SnapDir: stringSetting(
+      '/var/hyperledger/production/orderer/etcdraft/snapshot',
+      "the orderer's etcdraft snapshot folder; read only in companion mode (disk figures)",
+    ),
   },
 };
 

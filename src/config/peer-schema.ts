@@ -44,6 +44,7 @@ export interface PeerSettings {
     mspConfigPath: string;
     fileSystemPath: string;
   };
+  ledger: { snapshots: { rootDir: string } };
 }
 
 /** Companion mode (docs/companion.md): fabric-ops beside the peer this core.yaml configures. */
@@ -54,6 +55,8 @@ export interface CompanionPeerSettings {
   tls: { enabled: boolean; cert: { file: string }; key: { file: string }; clientAuthRequired: boolean; clientRootCAs: { files: string[] } };
   node: { address: string; serverName: string; rootCAs: { files: string[] }; clientCert: { file: string }; clientKey: { file: string } };
   certificates: { warningDays: string; planningDays: string; recheckInterval: string };
+  disk: { minFreePercent: string; minFreeBytes: string; recheckInterval: string };
+  logspec: { writable: boolean; stateDirectory: string; pollInterval: string };
 }
 
 /** Defaults are those of Fabric's sample core.yaml (sampleconfig/core.yaml in hyperledger/fabric), plus fabric-ops' own keys. */
@@ -104,7 +107,7 @@ export const peerSchema: convict.Schema<PeerSettings> = {
       logspecConfigMap: {
         name: stringSetting(
           '',
-          "fabric-ops: name of a ConfigMap in the pod's namespace whose key (below) is the logging spec, activated whenever it changes (as `PUT /logspec`); empty: not watched",
+          "fabric-ops: name of a ConfigMap in the pod's namespace whose key (below) is the logging spec, activated whenever it changes (as `PUT /logspec`); in companion mode it is the node's spec, applied again whenever the node's differs (a restarted node; docs/companion.md); empty: not watched",
         ),
         key: stringSetting('logspec', 'fabric-ops: key of that ConfigMap holding the logging spec'),
       },
@@ -160,6 +163,34 @@ export const peerSchema: convict.Schema<PeerSettings> = {
           "fabric-ops: companion mode: how often the peer's certificate files are read again even when no change was seen (Go duration)",
         ),
       },
+      disk: {
+        minFreePercent: integerSetting(
+          10,
+          "fabric-ops: companion mode: the `disk` checker fails while a volume holding the peer's data folders has less than this share free, of its bytes or of its inodes (0 to 99; `0`: no share)",
+        ),
+        minFreeBytes: stringSetting(
+          '1GiB',
+          'fabric-ops: companion mode: the `disk` checker fails while such a volume has fewer bytes free than this, whatever its share (`B`, `KiB`, `MiB`, `GiB`, `TiB`; `0`: no floor)',
+        ),
+        recheckInterval: durationSetting(
+          '30s',
+          "fabric-ops: companion mode: how often the free bytes and inodes of the peer's data volumes are read for the metrics (the `disk` checker reads them on every run) (Go duration)",
+        ),
+      },
+      logspec: {
+        writable: booleanSetting(
+          false,
+          "fabric-ops: companion mode: `PUT /logspec` on fabric-ops' server sets the peer's logging spec (with an optional `ttl`); needs `operations.companion.tls.enabled` (a client certificate from `operations.companion.tls.clientRootCAs.files` on every write); false: 403",
+        ),
+        stateDirectory: stringSetting(
+          '',
+          "fabric-ops: companion mode: folder (this user's, writable by no one else) where pending put-backs of `ttl` writes are kept, in `companion-putbacks.json`; empty: a `ttl` is refused",
+        ),
+        pollInterval: durationSetting(
+          '2s',
+          "fabric-ops: companion mode: how often the peer's spec is compared with the one declared in the logspec ConfigMap, which is applied again when they differ (a restarted peer) (Go duration, at least 100ms)",
+        ),
+      },
     },
   },
   metrics: {
@@ -197,7 +228,12 @@ export const peerSchema: convict.Schema<PeerSettings> = {
       '',
       'local MSP directory; its `cacerts/` and `tlscacerts/` are organization CAs; read for the dedicated-CA rule, and in companion mode for its certificates (never `keystore/`)',
     ),
-    fileSystemPath: stringSetting('/var/hyperledger/production', "the peer's data folder; read only in companion mode"),
+    fileSystemPath: stringSetting('/var/hyperledger/production', "the peer's data folder; read only in companion mode (disk figures)"),
+  },
+  ledger: {
+    snapshots: {
+      rootDir: stringSetting('/var/hyperledger/production/snapshots', "the peer's ledger snapshots folder; read only in companion mode (disk figures)"),
+    },
   },
 };
 

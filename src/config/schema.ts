@@ -55,6 +55,16 @@ export const CompanionConfigSchema = z.object({
     recheckIntervalMs: z.number().int().positive().max(maxTimerDelayMs),
   }),
   dataFolders: z.array(z.object({ key: z.string(), path: z.string() })),
+  disk: z.object({
+    minFreePercent: z.number().int().min(0).max(99),
+    minFreeBytes: z.number().int().min(0),
+    recheckIntervalMs: z.number().int().positive().max(maxTimerDelayMs),
+  }),
+  logspec: z.object({
+    writable: z.boolean(),
+    stateDirectory: z.string(),
+    pollIntervalMs: z.number().int().min(100).max(maxTimerDelayMs),
+  }),
 });
 
 export const NormalisedConfigSchema = z.object({

@@ -80,6 +80,23 @@ export type CompanionConfig = {
   };
   /** The node's data folders (disk figures). Absolute. */
   dataFolders: Array<{ key: string; path: string }>;
+  /** The `disk` checker's thresholds (docs/companion.md, "Disk"), and how often the figures are read for the metrics. */
+  disk: {
+    /** 0 to 99; 0: no share. Applies to bytes and to inodes. */
+    minFreePercent: number;
+    /** 0: no floor. */
+    minFreeBytes: number;
+    recheckIntervalMs: number;
+  };
+  /** The node's log level through the companion (docs/companion.md, "The node's log level"). */
+  logspec: {
+    /** PUT /logspec on fabric-ops' server sets the node's spec (only with fabric-ops' own TLS, a client certificate on every write). */
+    writable: boolean;
+    /** Where pending put-backs of TTL writes are kept; '' : none (a TTL is refused). Absolute. */
+    stateDirectory: string;
+    /** How often the node's spec is compared with the declared one (the logspec ConfigMap's). */
+    pollIntervalMs: number;
+  };
 };
 
 export type NormalisedConfig = {

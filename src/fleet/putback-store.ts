@@ -163,9 +163,10 @@ export class FilePutBackStore implements PutBackStore {
 
   constructor(
     readonly directory: string,
-    options: { clock?: Clock } = {},
+    /** fileName: the file's name in the directory; default `fleet-putbacks.json` (companion mode: `companion-putbacks.json`). */
+    options: { clock?: Clock; fileName?: string } = {},
   ) {
-    this.file = path.join(directory, 'fleet-putbacks.json');
+    this.file = path.join(directory, options.fileName ?? 'fleet-putbacks.json');
     this.clock = options.clock ?? systemClock;
   }
 

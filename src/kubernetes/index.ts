@@ -28,6 +28,18 @@ export interface KubernetesHost {
   getLogger(name: string): Logger;
   readonly metrics: MetricsProvider;
   readonly servingCertificate: CertificateSummary | null;
+  /** Companion mode (OperationsSystem has it): the node's log level, which the logspec ConfigMap then declares instead of setLogSpec. */
+  readonly nodeLogSpec?: NodeLogSpecTarget | null;
+}
+
+/** The node's log level in companion mode (src/companion/logspec.ts): the ConfigMap's spec goes there, and its Events come here. */
+export interface NodeLogSpecTarget {
+  /** Declares the spec the node is to have; throws LogSpecError when invalid. */
+  declare(spec: string, actor: string): void;
+  /** The declared spec, normalised ('' before any). */
+  declared(): string;
+  /** Where its Events go from now on (null: nowhere). */
+  recordEventsWith(record: ((type: EventType, reason: string, message: string) => void) | null): void;
 }
 
 export interface KubernetesIntegrationOptions {
@@ -159,13 +171,17 @@ function startPrepared(host: KubernetesHost, context: StartContext): KubernetesI
   const logger = host.getLogger('operations.kubernetes');
   const events = settings.events.enabled ? startEvents(host, context, logger) : null;
   const watcherStop = startLogSpecWatcher(host, context, logger, events?.recordRefusal);
+  const nodeLogSpec = host.nodeLogSpec ?? null;
+  nodeLogSpec?.recordEventsWith(events?.record ?? null);
+  const nodeEventsStop: Stop | undefined = nodeLogSpec === null ? undefined : () => nodeLogSpec.recordEventsWith(null);
   // The watcher stops first, so that nothing it refuses is recorded after the recorder drained.
-  const stops = [watcherStop, events?.stop].filter((stop): stop is Stop => stop !== undefined);
+  const stops = [watcherStop, nodeEventsStop, events?.stop].filter((stop): stop is Stop => stop !== undefined);
 
   const { name, key } = settings.logspecConfigMap;
   logger.info(`Kubernetes integration on for pod ${pod.namespace}/${pod.name}`, {
     events: settings.events.enabled,
     logspecConfigMap: name === '' ? null : `${pod.namespace}/${name}#${key}`,
+    logspecTarget: nodeLogSpec === null ? 'fabric-ops' : 'node',
     server: context.server,
   });
   return {
@@ -244,8 +260,9 @@ function startLogSpecWatcher(
     namespace,
     name,
     key,
-    setLogSpec: (spec, actor) => host.setLogSpec(spec, actor),
-    getLogSpec: () => host.getLogSpec?.() ?? '',
+    // Companion mode: the spec is the node's (declared, and applied again when the node restarts).
+    setLogSpec: (spec, actor) => (host.nodeLogSpec ? host.nodeLogSpec.declare(spec, actor) : host.setLogSpec(spec, actor)),
+    getLogSpec: () => (host.nodeLogSpec ? host.nodeLogSpec.declared() : (host.getLogSpec?.() ?? '')),
     ...(recordRefusal ? { onRefused: recordRefusal } : {}),
     logger,
   });

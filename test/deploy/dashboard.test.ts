@@ -3,7 +3,7 @@
  * uses, the job/instance variables, unique ids, a layout without overlaps, and the service's
  * metrics it must show. Its PromQL runs against a real Prometheus in prometheus-live.test.ts.
  */
-import { allPanels, dashboardQueries, readDashboard, readFleetRules, readRules } from './deploy-files';
+import { allPanels, dashboardQueries, readCompanionRules, readDashboard, readFleetRules, readRules } from './deploy-files';
 
 const dashboard = readDashboard();
 const panels = allPanels(dashboard);
@@ -104,6 +104,13 @@ describe('the Grafana dashboard', () => {
       'fleet_node_version_info',
       'fleet_logspec_changes_total',
       'fleet_logspec_putbacks_total',
+      'companion_certificate_expiry_timestamp_seconds',
+      'companion_certificate_file_problems',
+      'companion_disk_free_bytes',
+      'companion_disk_size_bytes',
+      'companion_disk_min_free_bytes',
+      'companion_disk_free_inodes',
+      'companion_disk_inodes',
     ]) {
       expect(exprs).toContain(needed);
     }
@@ -128,6 +135,51 @@ describe('the Grafana dashboard', () => {
     const fleetPanels = dataPanels.filter((p) => p.targets?.some((t) => t.expr.includes('fleet_')));
     expect(fleetPanels.length).toBe(7);
     expect(fleetPanels.every((p) => p.gridPos.y > (row?.gridPos.y ?? Infinity))).toBe(true);
+  });
+
+  test("the companion row: the node's certificates as a table of days left, red at the 7-day alert and orange at the 30-day one; the volumes with the checker's threshold", () => {
+    type Steps = { color: string; value: number | null }[];
+    const row = panels.find((p) => p.type === 'row' && p.title.startsWith('Companion'));
+    expect(row).toBeDefined();
+    const companionPanels = dataPanels.filter((p) => p.targets?.some((t) => t.expr.includes('companion_')));
+    expect(companionPanels.map((p) => p.title)).toEqual([
+      'Node certificates: days left',
+      'Node certificate files with problems',
+      'Node data volumes: free share',
+      "Node data volumes: free bytes and the disk checker's threshold",
+      'Node data volumes: free inodes share',
+    ]);
+    expect(companionPanels.every((p) => p.gridPos.y > (row?.gridPos.y ?? Infinity))).toBe(true);
+
+    const table = companionPanels[0] as unknown as {
+      type: string;
+      targets: { expr: string; format: string; instant: boolean }[];
+      fieldConfig: { defaults: { thresholds: { steps: Steps } } };
+      transformations: { id: string; options: { sort?: { field: string; desc: boolean }[] } }[];
+    };
+    expect(table.type).toBe('table');
+    expect(table.targets[0]).toMatchObject({ format: 'table', instant: true });
+    expect(table.targets[0]?.expr).toMatch(
+      /^min by \(instance, kind, key, subject, issuer, serial\) \(companion_certificate_expiry_timestamp_seconds\{.*\} - time\(\)\) \/ 86400$/,
+    );
+    expect(table.transformations.find((t) => t.id === 'sortBy')?.options.sort).toEqual([{ field: 'days left', desc: false }]);
+    const companionExprs = readCompanionRules()
+      .groups.flatMap((group) => group.rules)
+      .map((rule) => rule.expr);
+    expect(companionExprs).toContain('0 < companion_certificate_expiry_timestamp_seconds - time() < 7 * 86400');
+    expect(companionExprs).toContain('7 * 86400 <= companion_certificate_expiry_timestamp_seconds - time() < 30 * 86400');
+    expect(table.fieldConfig.defaults.thresholds.steps).toEqual([
+      { color: 'red', value: null },
+      { color: 'orange', value: 7 },
+      { color: 'green', value: 30 },
+    ]);
+
+    const bytes = companionPanels[3]?.targets?.map((t) => t.expr) ?? [];
+    expect(bytes).toEqual([
+      'companion_disk_free_bytes{job=~"$job", instance=~"$instance"}',
+      'companion_disk_min_free_bytes{job=~"$job", instance=~"$instance"}',
+    ]);
+    expect(companionExprs).toContain('companion_disk_free_bytes < companion_disk_min_free_bytes');
   });
 
   test("the certificate expiry panel turns red at the alert's 14 days and orange at 30", () => {

@@ -11,6 +11,8 @@ export const dashboardFile = join(deployDir, 'grafana', 'fabric-ops-dashboard.js
 export const rulesFile = join(deployDir, 'prometheus', 'alert-rules.yaml');
 export const rulesTestFile = join(deployDir, 'prometheus', 'alert-rules.test.yaml');
 export const fleetRulesFile = join(deployDir, 'prometheus', 'fleet-alert-rules.yaml');
+export const companionRulesFile = join(deployDir, 'prometheus', 'companion-alert-rules.yaml');
+export const companionRulesTestFile = join(deployDir, 'prometheus', 'companion-alert-rules.test.yaml');
 export const prometheusConfigFile = join(deployDir, 'prometheus', 'prometheus.yml');
 
 export interface DataSourceRef {
@@ -91,6 +93,10 @@ export function readRules(): RulesFile {
 
 export function readFleetRules(): RulesFile {
   return parse(readFileSync(fleetRulesFile, 'utf8')) as RulesFile;
+}
+
+export function readCompanionRules(): RulesFile {
+  return parse(readFileSync(companionRulesFile, 'utf8')) as RulesFile;
 }
 
 export interface RunResult {

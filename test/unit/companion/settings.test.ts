@@ -33,7 +33,13 @@ describe('companion mode off', () => {
   });
 
   test('the node keys only companion mode reads are not the shared ones', () => {
-    expect(companionOnlyNodeKeys('peer')).toEqual(['peer.tls.cert.file', 'peer.tls.enabled', 'peer.tls.clientCert.file', 'peer.fileSystemPath']);
+    expect(companionOnlyNodeKeys('peer')).toEqual([
+      'peer.tls.cert.file',
+      'peer.tls.enabled',
+      'peer.tls.clientCert.file',
+      'peer.fileSystemPath',
+      'ledger.snapshots.rootDir',
+    ]);
     expect(companionOnlyNodeKeys('orderer')).toEqual([
       'General.TLS.Certificate',
       'General.TLS.Enabled',
@@ -43,6 +49,8 @@ describe('companion mode off', () => {
       'Admin.TLS.Enabled',
       'Admin.TLS.ClientRootCAs',
       'FileLedger.Location',
+      'Consensus.WALDir',
+      'Consensus.SnapDir',
     ]);
   });
 });
@@ -151,7 +159,11 @@ describe('companion mode on', () => {
       ['cluster_root_ca', '/etc/orderer/cluster/ca.crt'],
       ['admin_server', '/etc/orderer/admin/server.crt'],
     ]);
-    expect(config.companion?.dataFolders).toEqual([{ key: 'FileLedger.Location', path: '/var/ledger' }]);
+    expect(config.companion?.dataFolders).toEqual([
+      { key: 'FileLedger.Location', path: '/var/ledger' },
+      { key: 'Consensus.WALDir', path: '/var/hyperledger/production/orderer/etcdraft/wal' },
+      { key: 'Consensus.SnapDir', path: '/var/hyperledger/production/orderer/etcdraft/snapshot' },
+    ]);
   });
 });
 

@@ -36,6 +36,12 @@ describe('settingsReference', () => {
       'operations.companion.certificates.warningDays',
       'operations.companion.certificates.planningDays',
       'operations.companion.certificates.recheckInterval',
+      'operations.companion.disk.minFreePercent',
+      'operations.companion.disk.minFreeBytes',
+      'operations.companion.disk.recheckInterval',
+      'operations.companion.logspec.writable',
+      'operations.companion.logspec.stateDirectory',
+      'operations.companion.logspec.pollInterval',
       'metrics.provider',
       'metrics.statsd.network',
       'metrics.statsd.address',
@@ -53,6 +59,7 @@ describe('settingsReference', () => {
       'peer.tls.clientRootCAs.files',
       'peer.mspConfigPath',
       'peer.fileSystemPath',
+      'ledger.snapshots.rootDir',
     ]);
     expect(peer.get('operations.companion.enabled')?.environmentVariable).toBe('CORE_OPERATIONS_COMPANION_ENABLED');
     expect(peer.get('operations.companion.listenAddress')?.defaultValue).toBe('127.0.0.1:9449');
@@ -74,10 +81,18 @@ describe('settingsReference', () => {
 
   it('lists every orderer key with its Fabric environment variable and default', () => {
     const orderer = new Map(settingsReference('orderer').map((setting) => [setting.key, setting]));
-    expect(orderer.size).toBe(48);
+    expect(orderer.size).toBe(56);
     expect(orderer.get('Operations.Companion.Enabled')?.environmentVariable).toBe('ORDERER_OPERATIONS_COMPANION_ENABLED');
     expect(orderer.get('General.Cluster.RootCAs')).toMatchObject({ environmentVariable: 'ORDERER_GENERAL_CLUSTER_ROOTCAS', kind: 'list' });
     expect(orderer.get('FileLedger.Location')?.defaultValue).toBe('/var/hyperledger/production/orderer');
+    expect(orderer.get('Consensus.WALDir')).toMatchObject({
+      environmentVariable: 'ORDERER_CONSENSUS_WALDIR',
+      defaultValue: '/var/hyperledger/production/orderer/etcdraft/wal',
+    });
+    expect(orderer.get('Operations.Companion.Disk.MinFreeBytes')).toMatchObject({
+      environmentVariable: 'ORDERER_OPERATIONS_COMPANION_DISK_MINFREEBYTES',
+      defaultValue: '1GiB',
+    });
     expect(orderer.get('Operations.Kubernetes.LogspecConfigMap.Name')).toMatchObject({
       environmentVariable: 'ORDERER_OPERATIONS_KUBERNETES_LOGSPECCONFIGMAP_NAME',
       defaultValue: '',
