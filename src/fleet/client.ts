@@ -8,6 +8,8 @@ import type { GroupMaterial } from './credentials';
 import type { CallFailureReason, FleetNode } from './types';
 import { messageOf } from '../errors';
 import { excerpt } from '../health/quote';
+import { describeTlsProblem, tlsProblemOf, type TlsParties } from './tls-problems';
+import { oneLine } from '../text';
 
 /** What one call to a node gave: an HTTP answer (any status), or why there was none. */
 export type CallOutcome =
@@ -24,6 +26,12 @@ export interface NodeClientOptions {
   material(group: string): GroupMaterial | null;
   /** The notAfter (ms since epoch) of the node's certificate, seen in each handshake. */
   onPeerCertificate?(node: FleetNode, notAfterMs: number): void;
+  /**
+   * Where a node's CAs and client certificate come from, as TLS errors name them
+   * (src/fleet/tls-problems.ts): the fleet says `groups.org1.tls.caFiles (/etc/org1/ca.crt)`.
+   * Absent: `the trusted CA files`, `the client certificate`.
+   */
+  tlsSources?(node: FleetNode): { caSource: string; certSource: string | null };
 }
 
 const tlsErrorCodes = new Set([
@@ -132,18 +140,31 @@ export class NodeClient {
         req.destroy(new CallAbort('timeout', `no complete answer within ${timeoutMs} ms`));
       }, timeoutMs);
       signal?.addEventListener('abort', cut, { once: true });
+      let handshakeDone = false;
+      let answered = false;
       req.on('socket', (socket) => {
         socket.once('secureConnect', () => {
+          handshakeDone = true;
           const certificate = (socket as TLSSocket).getPeerCertificate();
           const notAfter = Date.parse(certificate.valid_to);
           if (Number.isFinite(notAfter)) this.options.onPeerCertificate?.(node, notAfter);
         });
       });
       req.on('error', (error: NodeJS.ErrnoException) => {
-        if (error instanceof CallAbort) finish({ ok: false, reason: error.reason, error: error.message, latencyMs: elapsed() });
-        else finish({ ok: false, reason: classifyError(error), error: `${error.code ?? 'error'}: ${error.message}`, latencyMs: elapsed() });
+        if (error instanceof CallAbort) {
+          finish({ ok: false, reason: error.reason, error: error.message, latencyMs: elapsed() });
+          return;
+        }
+        // A TLS failure in the operator's words, naming the group's file (not OpenSSL's string).
+        const tls = url.protocol === 'https:' ? tlsProblemOf(error, handshakeDone, answered) : null;
+        if (tls !== null) {
+          finish({ ok: false, reason: 'tls', error: describeTlsProblem(tls, this.tlsParties(node, url)), latencyMs: elapsed() });
+          return;
+        }
+        finish({ ok: false, reason: classifyError(error), error: `${error.code ?? 'error'}: ${oneLine(error.message, 200)}`, latencyMs: elapsed() });
       });
       req.on('response', (res) => {
+        answered = true;
         const declared = Number(res.headers['content-length'] ?? 0);
         if (declared > maxResponseBytes) {
           req.destroy(new CallAbort('bad_response', `answer of ${declared} bytes is over the ${maxResponseBytes}-byte limit`));
@@ -189,6 +210,14 @@ export class NodeClient {
       });
       req.end(payload);
     });
+  }
+
+  private tlsParties(node: FleetNode, url: URL): TlsParties {
+    const sources = this.options.tlsSources?.(node) ?? {
+      caSource: 'the trusted CA files',
+      certSource: this.options.material(node.group)?.cert === undefined ? null : 'the client certificate',
+    };
+    return { peer: 'the node', ...sources, host: node.tlsServerName ?? url.host };
   }
 }
 

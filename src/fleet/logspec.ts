@@ -47,7 +47,11 @@ export interface SetLogSpecAnswer {
   spec: string;
   ttlMs: number | null;
   allOrNothing: boolean;
-  /** When the put-back is due (ISO 8601), with a TTL. */
+  /**
+   * When the put-back is due (ISO 8601): with a TTL, and only when some node holds the spec now
+   * (took it, or could not be rolled back). Null when none does (every node failed, or
+   * all-or-nothing put every one back): no put-back is pending.
+   */
   putBackAt: string | null;
   nodes: NodeLogSpecChange[];
 }
@@ -75,6 +79,25 @@ export interface LogSpecManagerOptions {
   /** Retries of a put-back on a node that cannot be reached. */
   retry?: BackoffPolicy;
   random?: () => number;
+}
+
+/**
+ * The shortest TTL. A write reads every selected node, writes the put-backs ahead, then sets the
+ * spec: on a fleet that takes a good part of a second, and a put-back due before the write ends
+ * would race it. The longest is maxTtlMs (7 days).
+ */
+export const minTtlMs = 1000;
+
+/** Pure: why a TTL of `ms` milliseconds (`text`: as given) is refused, or null. The bounds are said in the README's words. */
+export function ttlProblem(ms: number, text?: string): string | null {
+  if (Number.isInteger(ms) && ms >= minTtlMs && ms <= maxTtlMs) return null;
+  const given = text === undefined ? `${ms} ms` : `"${text}"`;
+  const limit = !Number.isInteger(ms)
+    ? 'not a whole number of milliseconds'
+    : ms < minTtlMs
+      ? `shorter than the minimum, ${minTtlMs / 1000}s`
+      : `longer than the maximum, ${maxTtlMs / 3_600_000}h (7 days)`;
+  return `${given} is ${limit}; a TTL is a Go duration from 1s to 168h`;
 }
 
 /** A node that could not be reached at put-back time is tried again: 1 s, 2 s, ... up to a minute. */
@@ -190,8 +213,9 @@ export class FleetLogSpec {
   /** Validates everything before any node is touched (throws LogSpecError / FleetRequestError). */
   async set(request: SetLogSpecRequest, actor: string, actorFields: Readonly<Record<string, string>> = {}): Promise<SetLogSpecAnswer> {
     const spec = formatLogSpec(parseLogSpec(request.spec));
-    if (request.ttlMs !== undefined && (!Number.isInteger(request.ttlMs) || request.ttlMs < 1000 || request.ttlMs > maxTtlMs)) {
-      throw new FleetRequestError(`ttl: must be between 1s and ${maxTtlMs / 3_600_000}h; got ${request.ttlMs} ms`);
+    if (request.ttlMs !== undefined) {
+      const problem = ttlProblem(request.ttlMs);
+      if (problem !== null) throw new FleetRequestError(`ttl: ${problem}`);
     }
     this.checkSelector(request.selector);
     const targets = select(request.selector, this.options.nodes.nodes());
@@ -217,7 +241,8 @@ export class FleetLogSpec {
     const readable: Array<{ node: FleetNode; previous: string }> = [];
     for (const { node, found } of before) {
       if ('spec' in found) readable.push({ node, previous: found.spec });
-      else results.set(node.name, { name: node.name, result: 'failed', reason: found.reason, error: `reading the current spec: ${found.error}` });
+      // What went wrong first (a table cut at 80 columns keeps it), then when.
+      else results.set(node.name, { name: node.name, result: 'failed', reason: found.reason, error: `${found.error} (reading the current spec)` });
     }
 
     // 2. Write-ahead: with a TTL, the put-backs are on disk before any node changes. A crash
@@ -286,7 +311,9 @@ export class FleetLogSpec {
       nodes,
     });
     this.options.emit({ type: 'fleet.logspec.changed', actor, selector: request.selector, spec, ttlMs, allOrNothing, nodes });
-    return { complete, spec, ttlMs, allOrNothing, putBackAt: dueAt === null ? null : new Date(dueAt).toISOString(), nodes };
+    // A put-back is reported only when one is pending: all-or-nothing that put every node back leaves none.
+    const holding = nodes.some((node) => node.result === 'applied' || node.result === 'rollback_failed');
+    return { complete, spec, ttlMs, allOrNothing, putBackAt: dueAt === null || !holding ? null : new Date(dueAt).toISOString(), nodes };
   }
 
   /** DELETE /fleet/logspec: every pending put-back the selector matches, now. */

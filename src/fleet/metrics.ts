@@ -1,5 +1,5 @@
 import type { Counter, Gauge, MetricsProvider } from '../metrics/types';
-import type { FleetVersionReport } from './versions';
+import { boundVersionText, type FleetVersionReport } from './versions';
 import type { FleetHealthReport } from './health';
 import type { FleetNode } from './types';
 
@@ -76,7 +76,9 @@ export class FleetMetrics {
   }
 
   recordVersions(report: FleetVersionReport, current: (name: string) => boolean = () => true): void {
-    for (const group of report.versions) {
+    for (const answered of report.versions) {
+      // Labels are bounded and escaped whoever built the report (groupVersions already does).
+      const group = { ...answered, version: boundVersionText(answered.version), commit: boundVersionText(answered.commit) };
       for (const name of group.nodes) {
         if (!current(name)) continue;
         const previous = this.versionOf.get(name);

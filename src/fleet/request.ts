@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { parsePositiveDurationMs } from '../config/values';
-import type { SetLogSpecRequest } from './logspec';
+import { ttlProblem, type SetLogSpecRequest } from './logspec';
 import { selectorLabelsSchema } from './selector';
 import { fleetDialects, type NodeSelector } from './types';
 import { messageOf } from '../errors';
@@ -57,6 +57,8 @@ export function parseSetRequest(text: string): Parsed<SetLogSpecRequest> {
   if (ttl !== undefined) {
     const duration = parsePositiveDurationMs(ttl);
     if (!duration.ok) return { ok: false, problem: `ttl: ${duration.problem}` };
+    const bounds = ttlProblem(duration.value, ttl);
+    if (bounds !== null) return { ok: false, problem: `ttl: ${bounds}` };
     ttlMs = duration.value;
   }
   return {

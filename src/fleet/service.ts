@@ -74,6 +74,17 @@ function fileStore(config: FleetConfig): PutBackStore {
   return { where: 'nowhere', load: () => Promise.reject(missing()), save: () => Promise.reject(missing()) };
 }
 
+/** Pure: a group's TLS files as a node's TLS error names them: the key and the file (`groups.org1.tls.certFile (/etc/org1/client.crt)`). */
+export function groupTlsSources(config: Pick<FleetConfig, 'groups'>, group: string): { caSource: string; certSource: string | null } {
+  const key = `groups.${group}.tls`;
+  const files = Object.hasOwn(config.groups, group) ? config.groups[group]?.tls : undefined;
+  if (files === undefined || files === null) return { caSource: `${key}.caFiles`, certSource: null };
+  return {
+    caSource: `${key}.caFiles (${files.caFiles.join(', ')})`,
+    certSource: files.certFile === undefined ? null : `${key}.certFile (${files.certFile})`,
+  };
+}
+
 /**
  * The fleet: nodes from the configuration and from discovery (the directory), health and version
  * rounds (bounded, coalesced), log levels with put-backs, metrics and events. Reaches the
@@ -134,6 +145,7 @@ export class FleetService {
       scheduler: this.scheduler,
       clock: this.clock,
       material: (group) => this.material(group),
+      tlsSources: (node) => groupTlsSources(config, node.group),
       onPeerCertificate: (node, notAfter) => {
         if (this.isCurrent(node)) this.metrics.recordCertificate(node, notAfter);
       },
