@@ -10,8 +10,8 @@ export interface CertificateSourceKey {
   key: string;
   kind: string;
   form: 'file' | 'files' | 'msp';
-  /** A boolean key that must be true for the node to use the file (its TLS switch); absent: always used. */
-  onlyWhen?: string;
+  /** Boolean keys that must all be true for the node to use the file (its TLS switch, its client authentication); absent: always used. */
+  onlyWhen?: readonly string[];
 }
 
 /** The MSP's certificate folders (Fabric's msp/configbuilder.go), and the kind of what each holds. `keystore/` is not one. */
@@ -84,12 +84,12 @@ const peerKeys: CompanionKeys = {
   logspecPollInterval: 'operations.companion.logspec.pollInterval',
   certificates: [
     { key: 'peer.mspConfigPath', kind: 'msp', form: 'msp' },
-    { key: 'peer.tls.cert.file', kind: 'tls_server', form: 'file', onlyWhen: 'peer.tls.enabled' },
-    { key: 'peer.tls.rootcert.file', kind: 'tls_root_ca', form: 'file', onlyWhen: 'peer.tls.enabled' },
-    { key: 'peer.tls.clientCert.file', kind: 'tls_client', form: 'file', onlyWhen: 'peer.tls.enabled' },
-    { key: 'peer.tls.clientRootCAs.files', kind: 'tls_client_root_ca', form: 'files', onlyWhen: 'peer.tls.enabled' },
-    { key: 'operations.tls.cert.file', kind: 'operations_server', form: 'file', onlyWhen: 'operations.tls.enabled' },
-    { key: 'operations.tls.clientRootCAs.files', kind: 'operations_client_root_ca', form: 'files', onlyWhen: 'operations.tls.enabled' },
+    { key: 'peer.tls.cert.file', kind: 'tls_server', form: 'file', onlyWhen: ['peer.tls.enabled'] },
+    { key: 'peer.tls.rootcert.file', kind: 'tls_root_ca', form: 'file', onlyWhen: ['peer.tls.enabled'] },
+    { key: 'peer.tls.clientCert.file', kind: 'tls_client', form: 'file', onlyWhen: ['peer.tls.enabled', 'peer.tls.clientAuthRequired'] },
+    { key: 'peer.tls.clientRootCAs.files', kind: 'tls_client_root_ca', form: 'files', onlyWhen: ['peer.tls.enabled', 'peer.tls.clientAuthRequired'] },
+    { key: 'operations.tls.cert.file', kind: 'operations_server', form: 'file', onlyWhen: ['operations.tls.enabled'] },
+    { key: 'operations.tls.clientRootCAs.files', kind: 'operations_client_root_ca', form: 'files', onlyWhen: ['operations.tls.enabled'] },
   ],
   dataFolders: ['peer.fileSystemPath', 'ledger.snapshots.rootDir'],
 };
@@ -124,15 +124,15 @@ const ordererKeys: CompanionKeys = {
   logspecPollInterval: 'Operations.Companion.LogSpec.PollInterval',
   certificates: [
     { key: 'General.LocalMSPDir', kind: 'msp', form: 'msp' },
-    { key: 'General.TLS.Certificate', kind: 'tls_server', form: 'file', onlyWhen: 'General.TLS.Enabled' },
-    { key: 'General.TLS.RootCAs', kind: 'tls_root_ca', form: 'files', onlyWhen: 'General.TLS.Enabled' },
-    { key: 'General.TLS.ClientRootCAs', kind: 'tls_client_root_ca', form: 'files', onlyWhen: 'General.TLS.Enabled' },
+    { key: 'General.TLS.Certificate', kind: 'tls_server', form: 'file', onlyWhen: ['General.TLS.Enabled'] },
+    { key: 'General.TLS.RootCAs', kind: 'tls_root_ca', form: 'files', onlyWhen: ['General.TLS.Enabled'] },
+    { key: 'General.TLS.ClientRootCAs', kind: 'tls_client_root_ca', form: 'files', onlyWhen: ['General.TLS.Enabled', 'General.TLS.ClientAuthRequired'] },
     { key: 'General.Cluster.ClientCertificate', kind: 'cluster_client', form: 'file' },
     { key: 'General.Cluster.RootCAs', kind: 'cluster_root_ca', form: 'files' },
-    { key: 'Admin.TLS.Certificate', kind: 'admin_server', form: 'file', onlyWhen: 'Admin.TLS.Enabled' },
-    { key: 'Admin.TLS.ClientRootCAs', kind: 'admin_client_root_ca', form: 'files', onlyWhen: 'Admin.TLS.Enabled' },
-    { key: 'Operations.TLS.Certificate', kind: 'operations_server', form: 'file', onlyWhen: 'Operations.TLS.Enabled' },
-    { key: 'Operations.TLS.ClientRootCAs', kind: 'operations_client_root_ca', form: 'files', onlyWhen: 'Operations.TLS.Enabled' },
+    { key: 'Admin.TLS.Certificate', kind: 'admin_server', form: 'file', onlyWhen: ['Admin.TLS.Enabled'] },
+    { key: 'Admin.TLS.ClientRootCAs', kind: 'admin_client_root_ca', form: 'files', onlyWhen: ['Admin.TLS.Enabled'] },
+    { key: 'Operations.TLS.Certificate', kind: 'operations_server', form: 'file', onlyWhen: ['Operations.TLS.Enabled'] },
+    { key: 'Operations.TLS.ClientRootCAs', kind: 'operations_client_root_ca', form: 'files', onlyWhen: ['Operations.TLS.Enabled'] },
   ],
   dataFolders: ['FileLedger.Location', 'Consensus.WALDir', 'Consensus.SnapDir'],
 };
@@ -157,6 +157,6 @@ export function companionOnlyNodeKeys(dialect: Dialect): string[] {
     'General.TLS.ClientRootCAs',
   ]);
   const operations = new Set([keys.nodeListenAddress, keys.nodeTlsEnabled, keys.nodeTlsClientAuthRequired]);
-  const named = [...keys.certificates.flatMap((source) => [source.key, ...(source.onlyWhen === undefined ? [] : [source.onlyWhen])]), ...keys.dataFolders];
+  const named = [...keys.certificates.flatMap((source) => [source.key, ...(source.onlyWhen ?? [])]), ...keys.dataFolders];
   return [...new Set(named)].filter((key) => !shared.has(key) && !operations.has(key) && !key.startsWith('operations.') && !key.startsWith('Operations.'));
 }

@@ -67,7 +67,7 @@ export function certificateSources(dialect: Dialect, reading: Pick<CompanionRead
   const { values, absolute } = reading;
   const sources: CompanionCertificateSource[] = [];
   for (const source of companionKeysFor(dialect).certificates) {
-    if (source.onlyWhen !== undefined && !values.boolean(source.onlyWhen)) continue;
+    if (source.onlyWhen !== undefined && !source.onlyWhen.every((key) => values.boolean(key))) continue;
     if (source.form === 'msp') {
       const dir = absolute(values.string(source.key));
       if (dir === '') continue;

@@ -30,7 +30,7 @@ export interface OrdererSettings {
     Statsd: { Network: string; Address: string; WriteInterval: string; Prefix: string };
   };
   General: {
-    TLS: { Enabled: boolean; Certificate: string; RootCAs: string[]; ClientRootCAs: string[] };
+    TLS: { Enabled: boolean; ClientAuthRequired: boolean; Certificate: string; RootCAs: string[]; ClientRootCAs: string[] };
     Cluster: { ClientCertificate: string; RootCAs: string[] };
     LocalMSPDir: string;
   };
@@ -192,6 +192,10 @@ export const ordererSchema: convict.Schema<OrdererSettings> = {
   General: {
     TLS: {
       Enabled: booleanSetting(false, "the orderer's TLS; read only in companion mode (its TLS certificates are reported when true)"),
+      ClientAuthRequired: booleanSetting(
+        false,
+        "the orderer's TLS client authentication; read only in companion mode (its client root CAs, which Fabric uses only then, are reported when true)",
+      ),
       Certificate: stringSetting('', "the orderer's TLS server certificate; read only in companion mode"),
       RootCAs: listSetting([], 'organization TLS root CAs; read only for the dedicated-CA rule and in companion mode'),
       ClientRootCAs: listSetting([], 'organization client CAs; read only for the dedicated-CA rule and in companion mode'),

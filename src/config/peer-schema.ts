@@ -36,6 +36,7 @@ export interface PeerSettings {
   peer: {
     tls: {
       enabled: boolean;
+      clientAuthRequired: boolean;
       cert: { file: string };
       rootcert: { file: string };
       clientCert: { file: string };
@@ -219,6 +220,10 @@ export const peerSchema: convict.Schema<PeerSettings> = {
   peer: {
     tls: {
       enabled: booleanSetting(false, "the peer's TLS; read only in companion mode (its TLS certificates are reported when true)"),
+      clientAuthRequired: booleanSetting(
+        false,
+        "the peer's TLS client authentication; read only in companion mode (its client certificate and client root CAs, which Fabric uses only then, are reported when true)",
+      ),
       cert: { file: stringSetting('', "the peer's TLS server certificate; read only in companion mode") },
       rootcert: { file: stringSetting('', 'organization TLS root CA; read only for the dedicated-CA rule and in companion mode') },
       clientCert: { file: stringSetting('', "the peer's TLS client certificate; read only in companion mode") },

@@ -37,12 +37,14 @@ describe('companion mode off', () => {
       'peer.tls.cert.file',
       'peer.tls.enabled',
       'peer.tls.clientCert.file',
+      'peer.tls.clientAuthRequired',
       'peer.fileSystemPath',
       'ledger.snapshots.rootDir',
     ]);
     expect(companionOnlyNodeKeys('orderer')).toEqual([
       'General.TLS.Certificate',
       'General.TLS.Enabled',
+      'General.TLS.ClientAuthRequired',
       'General.Cluster.ClientCertificate',
       'General.Cluster.RootCAs',
       'Admin.TLS.Certificate',
@@ -84,7 +86,7 @@ describe('companion mode on', () => {
   });
 
   test("every certificate source, resolved against the config file's folder; never a key file", () => {
-    const sources = peer(document).companion?.certificates.sources ?? [];
+    const sources = peer(document, { CORE_PEER_TLS_CLIENTAUTHREQUIRED: 'true' }).companion?.certificates.sources ?? [];
     expect(sources.map((source) => [source.kind, source.key, source.form, source.path])).toEqual([
       ['msp_signcert', 'peer.mspConfigPath', 'folder', `${configDir}/msp/signcerts`],
       ['msp_cacert', 'peer.mspConfigPath', 'folder', `${configDir}/msp/cacerts`],
@@ -100,6 +102,13 @@ describe('companion mode on', () => {
       ['operations_client_root_ca', 'operations.tls.clientRootCAs.files', 'file', `${configDir}/ops/ca.crt`],
     ]);
     expect(sources.some((source) => /key|keystore/i.test(source.path))).toBe(false);
+  });
+
+  test('without client authentication the peer does not use its client root CAs: not reported (no false file problem)', () => {
+    const kinds = peer(document).companion?.certificates.sources.map((source) => source.kind);
+    expect(kinds).toContain('tls_server');
+    expect(kinds).not.toContain('tls_client_root_ca');
+    expect(kinds).not.toContain('tls_client');
   });
 
   test("a switched-off TLS's files are not the node's: not reported", () => {

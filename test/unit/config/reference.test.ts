@@ -53,6 +53,7 @@ describe('settingsReference', () => {
       'vm.docker.tls.cert.file',
       'vm.docker.tls.key.file',
       'peer.tls.enabled',
+      'peer.tls.clientAuthRequired',
       'peer.tls.cert.file',
       'peer.tls.rootcert.file',
       'peer.tls.clientCert.file',
@@ -81,7 +82,7 @@ describe('settingsReference', () => {
 
   it('lists every orderer key with its Fabric environment variable and default', () => {
     const orderer = new Map(settingsReference('orderer').map((setting) => [setting.key, setting]));
-    expect(orderer.size).toBe(56);
+    expect(orderer.size).toBe(57);
     expect(orderer.get('Operations.Companion.Enabled')?.environmentVariable).toBe('ORDERER_OPERATIONS_COMPANION_ENABLED');
     expect(orderer.get('General.Cluster.RootCAs')).toMatchObject({ environmentVariable: 'ORDERER_GENERAL_CLUSTER_ROOTCAS', kind: 'list' });
     expect(orderer.get('FileLedger.Location')?.defaultValue).toBe('/var/hyperledger/production/orderer');
