@@ -84,7 +84,7 @@ fix: deps
 
 # The differential suite, live (test/real/compat, part of the opt-in suite): the real peer and orderer
 # of every release in FABRIC_HOMES (else FABRIC_HOME, else peer on the PATH; the project ships none)
-# against fabric-ops on the same configuration; rewrites the README's deviations section.
+# against fabric-ops on the same configuration; rewrites the deviation table of docs/reference/deviations.md.
 compat: deps build prereqs
 	COMPAT_WRITE=1 FABRIC_HOMES="$(FABRIC_HOMES)" $(NODE) node_modules/jest/bin/jest.js --ci test/real/compat
 
@@ -95,11 +95,12 @@ compat-record: deps build prereqs
 	COMPAT_RECORD="$(COMPAT_RECORD)" COMPAT_WRITE=1 FABRIC_HOMES="$(FABRIC_HOMES)" $(NODE) node_modules/jest/bin/jest.js --ci test/real/compat
 	COMPAT_WRITE=1 $(NODE) node_modules/jest/bin/jest.js --ci test/compat/replay.test.ts
 
-# The README's reference tables (metrics, both dialects' keys) from the code; see scripts/gendocs.ts.
-# test/unit/docs/readme-references.test.ts fails when README.md is not what this writes.
+# The generated parts of docs/ from the code (the configuration, metrics and command references,
+# docs/companion.md's metrics table, docs/reference/api.md from the library's types); see
+# scripts/gendocs.ts. test/unit/docs/ fails when a page is not what this writes.
 docs: deps
 	node_modules/.bin/tsc -p scripts/gendocs.tsconfig.json
-	$(NODE) .tmp/docs-build/scripts/gendocs.js README.md
+	$(NODE) .tmp/docs-build/scripts/gendocs.js .
 
 # Benchmarks print figures; they assert nothing. Compiled with the tests' tsconfig into .tmp/bench-build.
 # bench/http.ts runs the compiled command (dist/) beside Go net/http + client_golang (bench/go),
@@ -116,6 +117,7 @@ bench: build prereqs bench-prereqs
 	GO111MODULE=off GOPATH=/usr/share/gocode GOCACHE=$(CURDIR)/.tmp/go-cache GOFLAGS= go build -o .tmp/bench-build/go-ops-server ./bench/go
 	$(NODE) .tmp/bench-build/bench/http.js $(BENCH_ARGS)
 	$(NODE) --expose-gc .tmp/bench-build/bench/fleet.js $(FLEET_BENCH_ARGS)
+	$(NODE) --expose-gc .tmp/bench-build/bench/fleet-channels.js $(FLEET_BENCH_ARGS)
 
 # wrk, and Go with client_golang for bench/go (Fabric's stack), from Debian: built offline in GOPATH mode.
 bench-prereqs:

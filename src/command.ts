@@ -1,5 +1,6 @@
 /** The fabric-ops command, loaded by cli.ts once the Node.js version is known to be supported. */
 import { parseArgs } from 'node:util';
+import { commandUsage } from './command-usage';
 import { settingsReference } from './config/reference';
 import { dialects, type Dialect } from './config/types';
 import { ConfigError, DedicatedCaError, FabricOpsError, LogSpecError, TlsMaterialError, messageOf } from './errors';
@@ -10,33 +11,6 @@ import type * as FleetCliModule from './fleet/cli';
 import { loadConfig, type LoadedConfig } from './config/load';
 import { prepareKubernetesIntegration, type KubernetesIntegration, type PreparedKubernetesIntegration } from './kubernetes';
 import { readVersion } from './version';
-
-const usage = `Usage: fabric-ops [--config FILE] [--dialect peer|orderer] [--fleet-config FILE]
-       fabric-ops fleet COMMAND ...   (fabric-ops fleet --help)
-
-Runs the operations service of a Hyperledger Fabric peer or orderer: /logspec, /healthz,
-/metrics and /version, with mutual TLS as the node's configuration says.
-
-Options:
-  -c, --config FILE      core.yaml (peer) or orderer.yaml (orderer); the dialect is
-                         detected from the file's top-level keys
-  -d, --dialect DIALECT  peer or orderer: force the dialect, or pick the file in
-                         $FABRIC_CFG_PATH (core.yaml / orderer.yaml)
-      --fleet-config FILE  fleet mode: also serve /fleet/* for the nodes this file lists
-                         (or FABRIC_OPS_FLEET_CONFIG; README, "Fleet")
-  -k, --list-keys        list every configuration key read in the dialect (default
-                         peer), with its environment variable and default
-  -h, --help             show this help
-  -v, --version          show the version
-
-Without --config, $FABRIC_CFG_PATH/core.yaml or orderer.yaml is read; without either,
-the embedded defaults of Fabric's sample core.yaml (or orderer.yaml with --dialect orderer).
-Environment overrides use Fabric's names: CORE_OPERATIONS_LISTENADDRESS, ORDERER_METRICS_PROVIDER, ...
-FABRIC_LOGGING_SPEC sets the initial logging specification, FABRIC_LOGGING_FORMAT=json gives JSON lines.
-
-Exit status: 0 after a clean stop (SIGTERM, SIGINT), 1 when the server cannot run
-(address in use), 2 for a configuration error.
-`;
 
 export const exitCodes = { ok: 0, runtime: 1, config: 2 } as const;
 
@@ -69,7 +43,7 @@ function parseCommandLine(argv: string[]): { configFile?: string; dialect?: Dial
   }
   const { values } = parsed;
   if (values.help) {
-    process.stdout.write(usage);
+    process.stdout.write(commandUsage);
     process.exit(exitCodes.ok);
   }
   if (values.version) {

@@ -11,7 +11,7 @@ let logged = false;
 process.on('SIGUSR1', () => {
   if (logged) return;
   logged = true;
-  process.stderr.write('fabric-ops: SIGUSR1 ignored: the V8 inspector is disabled (README, "The command": how to debug)\n');
+  process.stderr.write('fabric-ops: SIGUSR1 ignored: the V8 inspector is disabled (docs/reference/command.md, "SIGUSR1 and the debugger": how to debug)\n');
 });
 
 export {};

@@ -245,7 +245,7 @@ export class OperationsSystem {
     return certificate;
   }
 
-  /** The dedicated-CA rule (README, TLS): the server certificate must not come from an organization CA. */
+  /** The dedicated-CA rule (docs/tls.md, "Dedicated CA"): the server certificate must not come from an organization CA. */
   private enforceDedicatedCa(material: TlsMaterial, when: 'start' | 'reload'): void {
     const matches = findOrganizationCAs(material.certPem, this.config.organizationCAs);
     for (const match of matches) {

@@ -1,4 +1,4 @@
-import { stat, statfs } from 'node:fs/promises';
+import { stat, statfs, type BigIntStats, type StatsFs } from 'node:fs';
 import { messageOf } from '../errors';
 import { describeFileError } from '../file-errors';
 import type { CheckResult, HealthChecker } from '../health/types';
@@ -109,11 +109,21 @@ export interface DiskReport {
 type Measurement =
   { ok: true; folder: DataFolder; device: string; figures: VolumeFigures } | { ok: false; folder: DataFolder; missing: boolean; problem: string };
 
+// node:fs's callback functions as promises, as src/tls/files.ts: node:fs/promises would load Node's
+// readline and REPL-history modules that its FileHandle needs, for nothing (the companion's footprint,
+// docs/companion.md "Footprint").
+function statAsync(path: string): Promise<BigIntStats> {
+  return new Promise((resolve, reject) => stat(path, { bigint: true }, (error, stats) => (error ? reject(error) : resolve(stats))));
+}
+function statfsAsync(path: string): Promise<StatsFs> {
+  return new Promise((resolve, reject) => statfs(path, (error, stats) => (error ? reject(error) : resolve(stats))));
+}
+
 async function measure(folder: DataFolder): Promise<Measurement> {
   try {
-    const info = await stat(folder.path, { bigint: true });
+    const info = await statAsync(folder.path);
     if (!info.isDirectory()) return { ok: false, folder, missing: false, problem: 'is not a folder' };
-    const volume = await statfs(folder.path);
+    const volume = await statfsAsync(folder.path);
     return {
       ok: true,
       folder,

@@ -11,6 +11,9 @@ import { DiskMonitor } from './disk-monitor';
 import { NodeHealthChecker } from './node-health';
 import { createNodeLogSpec, type NodeLogSpec } from './logspec';
 import { nodeLogSpecRouter } from './logspec-http';
+import { companionReport, companionReportRouter } from './report';
+import { realScheduler } from '../time';
+import { Router } from 'express';
 import { companionKeysFor } from '../config/companion-keys';
 import { maxBodyBytes } from '../http/limits';
 
@@ -19,6 +22,7 @@ export { NodeHealthChecker } from './node-health';
 export { NodeLogSpec, logSpecMetricOptions } from './logspec';
 export { DiskMonitor, diskMetricOptions, type DiskReport } from './disk-monitor';
 export type { NodeCertificate, CertificateProblem, ExpiryStage } from './certificates';
+export { companionReportPath, type CompanionReport } from './report';
 
 /** What the companion uses of the operations system (OperationsSystem fits): its public API only. */
 export interface CompanionHost {
@@ -52,7 +56,8 @@ export const diskCheckerName = 'disk';
 /**
  * For startOperationsSystem({ extensions: [companionExtension(config.companion)] }) (the system adds
  * it when the configuration turns companion mode on): reads the node's certificates, registers
- * the `node` health checker. Its mount serves /logspec, which acts on the node; every other path falls through.
+ * the `node` health checker. Its mount serves /logspec, which acts on the node, and /companion/report
+ * (the certificates and disk, for a fleet); every other path falls through.
  */
 export function companionExtension(
   companion: CompanionConfig,
@@ -112,6 +117,27 @@ export function companionExtension(
       maxBodyBytes: host.httpLimits?.maxBodyBytes ?? maxBodyBytes,
       logger: host.getLogger('companion.logspec'),
     });
+    // GET /companion/report: the certificates and disk as one document, for a fleet (docs/companion.md, "With the fleet").
+    const reportRoutes = companionReportRouter(
+      async () => {
+        await disk.refresh();
+        return companionReport(
+          certificates.report,
+          disk.report,
+          {
+            dialect: host.config.dialect,
+            node: node.url,
+            warningDays: companion.certificates.warningDays,
+            planningDays: companion.certificates.planningDays,
+            thresholds: companion.disk,
+          },
+          (scheduler ?? realScheduler).now(),
+        );
+      },
+      { tlsEnabled: host.config.operations.tls.enabled, logger: host.getLogger('companion.report') },
+    );
+    const routes = Router({ caseSensitive: true, strict: true });
+    routes.use(logspecRoutes, reportRoutes);
     const { report } = certificates;
     logger.info(`companion of the ${host.config.dialect} at ${node.url}: ${report.certificates.length} certificates, ${report.problems.length} problem files`, {
       node: node.url,
@@ -121,7 +147,7 @@ export function companionExtension(
     options.onStarted?.({ certificates, node, disk, logspec });
     return {
       path: '/',
-      handler: (request, response, next) => logspecRoutes(request as Request, response as Response, next),
+      handler: (request, response, next) => routes(request as Request, response as Response, next),
       stop: async () => {
         certificates.stop();
         disk.stop();

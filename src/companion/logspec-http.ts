@@ -8,9 +8,9 @@
  * (504 when it did not answer in time).
  */
 import { Router, type Request, type RequestHandler, type Response } from 'express';
-import { LogSpecError, messageOf } from '../errors';
+import { FabricOpsError, LogSpecError, messageOf } from '../errors';
 import { parsePositiveDurationMs } from '../config/values';
-import { PutBackPersistError } from '../fleet/putback-store';
+import type { PutBackPersistError } from '../fleet/putback-store';
 import { readBodyOrAnswer } from '../http/body-answer';
 import { sendError } from '../http/errors';
 import { previewJson } from '../http/handlers/logspec';
@@ -20,6 +20,14 @@ import { checkNormalisedLength } from '../logging/spec';
 import type { Logger } from '../logging/types';
 import { clip } from '../text';
 import { NodeLogSpecRequestError, type NodeLogSpec, type NodeLogSpecFailure } from './logspec';
+
+/**
+ * A PutBackPersistError, told by its code: ../fleet/putback-store (and node:fs/promises with it) is
+ * loaded only with a state directory, the only source of this error (docs/companion.md, "Footprint").
+ */
+function isPutBackPersistError(error: unknown): error is PutBackPersistError {
+  return error instanceof FabricOpsError && error.code === 'FABRIC_OPS_PUT_BACK_PERSIST';
+}
 
 export interface NodeLogSpecRouteOptions {
   /** fabric-ops' own server has TLS (GET then needs a client certificate, as on the node). */
@@ -134,7 +142,7 @@ export function nodeLogSpecRouter(logspec: NodeLogSpec, options: NodeLogSpecRout
     } catch (error) {
       if (res.headersSent) return;
       if (error instanceof LogSpecError || error instanceof NodeLogSpecRequestError) sendError(res, 400, error.message);
-      else if (error instanceof PutBackPersistError) sendError(res, 500, `${error.message}; the node was not changed`);
+      else if (isPutBackPersistError(error)) sendError(res, 500, `${error.message}; the node was not changed`);
       else throw error;
     }
   };

@@ -22,7 +22,8 @@ import { ConfigError, FabricOpsError, messageOf } from '../errors';
 import type { CompanionConfig, Dialect } from '../config/types';
 import { NodeClient, errorText } from '../fleet/client';
 import type { GroupMaterial } from '../fleet/credentials';
-import { FilePutBackStore, type PendingPutBack, type PutBackStore } from '../fleet/putback-store';
+import type * as PutBackStoreModule from '../fleet/putback-store';
+import type { PendingPutBack, PutBackStore } from '../fleet/putback-store';
 import type { CallFailureReason, FleetNode } from '../fleet/types';
 import type { EventType } from '../kubernetes/recorder';
 import { formatLogSpec, parseLogSpec } from '../logging/spec';
@@ -600,6 +601,16 @@ export interface NodeLogSpecHost {
 }
 
 /**
+ * The put-back store, loaded only with a state directory (a TTL needs one): node:fs/promises, which
+ * it uses, loads Node's readline and REPL-history modules (docs/companion.md, "Footprint").
+ */
+function filePutBackStore(stateDirectory: string): PutBackStore {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- only with a state directory (the companion's footprint)
+  const { FilePutBackStore } = require('../fleet/putback-store') as typeof PutBackStoreModule;
+  return new FilePutBackStore(stateDirectory, { fileName: putBackFileName });
+}
+
+/**
  * The companion's NodeLogSpec, from its configuration: the node's client material read now
  * (ConfigError naming the key), and again before each call (a rotated file is used from the next
  * call; a file that cannot be read then keeps the former material).
@@ -634,7 +645,7 @@ export function createNodeLogSpec(companion: CompanionConfig, host: NodeLogSpecH
         return client.call(node, method, path, body, signal);
       },
     },
-    store: stateDirectory === '' ? null : new FilePutBackStore(stateDirectory, { fileName: putBackFileName }),
+    store: stateDirectory === '' ? null : filePutBackStore(stateDirectory),
     keys: { stateDirectory: keys.logspecStateDirectory },
     scheduler,
     logger: host.logger,

@@ -112,7 +112,7 @@ export function normaliseConfig(input: NormaliseInput): NormalisedConfig {
     (problem) =>
       (metrics.provider === 'statsd' || !(problem.path === statsdSection || problem.path.startsWith(`${statsdSection}.`))) && !nodeOnlyKeys.has(problem.path),
   );
-  const { health, containerRuntimeEndpointKey } = readHealth(reading);
+  const { health, containerRuntimeEndpointKey } = readHealth(reading, companionOn);
   const organizationCAs = readOrganizationCAs(reading);
   const kubernetes = readKubernetes(reading);
   const companion = companionOn ? readCompanion(input.dialect, reading) : undefined;
@@ -194,7 +194,7 @@ function readMetrics({ keys, values, report, defaultString }: Reading): Normalis
 }
 
 /** Health: the checkers' timeout and the container runtime (type, endpoint, required conditions, Docker TLS). */
-function readHealth(reading: Reading): { health: NormalisedConfig['health']; containerRuntimeEndpointKey: string } {
+function readHealth(reading: Reading, companionOn: boolean): { health: NormalisedConfig['health']; containerRuntimeEndpointKey: string } {
   const { definition, keys, values, unreadable, label, report, check, absolute } = reading;
   const timeoutMs = check(keys.healthTimeout, parsePositiveDurationMs(values.string(keys.healthTimeout)), 2000);
   const requiredConditions: string[] = [];
@@ -209,7 +209,7 @@ function readHealth(reading: Reading): { health: NormalisedConfig['health']; con
     const more = unknownConditions.length > 1 ? ` (and ${unknownConditions.length - 1} more)` : '';
     report(keys.containerRuntimeRequiredConditions, `${quoted(firstUnknown)}${more} is not a CRI condition; allowed: ${criConditions.join(', ')}`);
   }
-  const runtime = resolveContainerRuntime(definition, values, label, report);
+  const runtime = resolveContainerRuntime(definition, values, label, report, companionOn);
 
   const docker = definition.docker;
   const dockerTls = { enabled: false, caFile: '', certFile: '', keyFile: '' };
@@ -314,6 +314,7 @@ function resolveContainerRuntime(
   values: SettingValues,
   label: (key: string) => string,
   report: (key: string, message: string) => void,
+  companionOn: boolean,
 ): ContainerRuntime {
   const keys = definition.keys;
   const typeText = values.string(keys.containerRuntimeType);
@@ -330,7 +331,10 @@ function resolveContainerRuntime(
       report(keys.containerRuntimeEndpoint, `is set but ${label(keys.containerRuntimeType)} is empty; set it to docker, cri or auto`);
       return none;
     }
-    if (vmEndpointKey === null || vmEndpoint === '') return none;
+    // In companion mode vm.endpoint is the node's chaincode runtime, which the node's own /healthz
+    // checks (the companion's `node` checker reports it): no checker of fabric-ops' own on it
+    // unless the type is set (docs/companion.md, "What changes meaning in companion mode").
+    if (vmEndpointKey === null || vmEndpoint === '' || companionOn) return none;
     type = 'docker';
     endpoint = vmEndpoint;
     endpointKey = vmEndpointKey;

@@ -1,4 +1,4 @@
-/** `fabric-ops fleet ...`: a terminal client of a running fleet endpoint (README, "The fleet command"). */
+/** `fabric-ops fleet ...`: a terminal client of a running fleet endpoint (docs/fleet.md, "The fleet command"). */
 import https from 'node:https';
 import { parseArgs } from 'node:util';
 import { parsePositiveDurationMs } from '../config/values';
@@ -11,6 +11,8 @@ import { escapeForLog } from '../text';
 import { ttlProblem } from './logspec';
 import { describeTlsProblem, tlsProblemOf } from './tls-problems';
 import { cutNote, outputWidth, prose, renderTable, type Cell, type Column } from './cli-table';
+import { companionDetail, renderCertificates } from './certificates-cli';
+import { renderChannels } from './cli-channels';
 
 /**
  * The TTL a spec with a debug or payload level gets when neither --ttl nor --permanent is given:
@@ -24,6 +26,12 @@ export const fleetUsage = `Usage: fabric-ops fleet COMMAND [options]
 Commands:
   status              every node's health (GET /fleet/healthz)
   versions            versions and commits, skew flagged (GET /fleet/version)
+  channels            every channel's height on every node, its lag and status
+                      (GET /fleet/channels); exit 1 when a node is behind,
+                      stalled or not read
+  certs               every certificate of every node, soonest expiry first
+                      (GET /fleet/certificates); exit 1 when one is expired or
+                      expires within 7 days, or a node was not read
   logspec get         each node's logging spec (GET /fleet/logspec)
   logspec set SPEC    set SPEC on the selected nodes (PUT /fleet/logspec)
     --node NAME, --group NAME (repeatable), --dialect peer|orderer|unknown,
@@ -37,7 +45,8 @@ Commands:
   logspec restore     put back every pending TTL now (DELETE /fleet/logspec);
                       the selector options narrow it
 
-One-shot, without a running server (status, versions and logspec get only):
+One-shot, without a running server (status, versions, channels, certs and
+logspec get; channels from one read: behind at once, stalled not seen):
   --fleet-config FILE   ask the nodes of this fleet configuration directly, with
                         its groups' credentials; writes go through a running
                         fleet endpoint, whose process owns the TTL put-backs
@@ -58,8 +67,13 @@ Output:
 
 Exit status: 0 when the fleet answered and every node did; 1 when it answered
 an error or a partial result (status: unhealthy; versions and logspec get: a
-node did not answer; set: a node failed) or could not be reached; 2 for bad
-arguments.
+node did not answer; channels: a node behind, stalled or not read; certs: a
+certificate expired or within 7 days, or a node not read; set: a node failed)
+or could not be reached; 2 for bad arguments.
+
+More, in the fabric-ops sources: docs/fleet.md (the fleet: its file, endpoints,
+security and the command), docs/reference/command.md (every command and flag),
+docs/troubleshooting.md (the messages and what to do).
 `;
 
 class UsageError extends Error {}
@@ -209,11 +223,15 @@ const nodeColumn: Column = { header: 'NODE', min: 12, phase: 2 };
 const groupColumn: Column = { header: 'GROUP', min: 8, phase: 2 };
 
 function nodeDetail(node: Json): string {
-  return node.status === 'failing'
-    ? list(node.failed_checks)
-        .map((check) => `${str(check.component)}: ${str(check.reason)}`)
-        .join('; ')
-    : str(node.error);
+  const detail =
+    node.status === 'failing'
+      ? list(node.failed_checks)
+          .map((check) => `${str(check.component)}: ${str(check.reason)}`)
+          .join('; ')
+      : str(node.error);
+  // Its companion's certificates and disk, when known (docs/fleet-certificates.md).
+  const companion = companionDetail(node.companion);
+  return detail === '' ? companion : companion === '' ? detail : `${detail}; ${companion}`;
 }
 
 const renderStatus: Renderer = (body, width, wide) => {
@@ -438,7 +456,11 @@ async function oneShot(file: string, path: string, err: NodeJS.WritableStream): 
   const logging = new LoggingSystem({ spec: 'warning', stream: err });
   let fleet;
   try {
-    fleet = new FleetService({ ...config, minRoundIntervalMs: 0 }, { logger: logging.getLogger('fleet'), metrics: new DisabledProvider() });
+    // One read of the chains: a node lagging is behind at once (behindFor cannot be seen), stalled cannot be seen.
+    fleet = new FleetService(
+      { ...config, minRoundIntervalMs: 0, channels: { ...config.channels, behindForMs: 0 } },
+      { logger: logging.getLogger('fleet'), metrics: new DisabledProvider() },
+    );
   } catch (error) {
     throw new UsageError(`--fleet-config: ${messageOf(error)}`);
   }
@@ -453,6 +475,12 @@ async function oneShot(file: string, path: string, err: NodeJS.WritableStream): 
       }
       case '/fleet/version':
         return { status: 200, json: (await fleet.versions()) as unknown as Json };
+      case '/fleet/channels': {
+        const report = await fleet.channels();
+        return { status: report.reason === undefined ? 200 : 503, json: report as unknown as Json };
+      }
+      case '/fleet/certificates':
+        return { status: 200, json: (await fleet.certificates()) as unknown as Json };
       default:
         return { status: 200, json: { nodes: await fleet.readLogSpecs() } };
     }
@@ -513,7 +541,7 @@ export async function runFleetCommand(argv: string[], env: NodeJS.ProcessEnv, ou
     const fleetConfig = values['fleet-config'];
     if (fleetConfig !== undefined && (verb === 'logspec set' || verb === 'logspec restore')) {
       throw new UsageError(
-        `fleet ${command}: --fleet-config answers status, versions and logspec get; writes go through a running fleet endpoint (--url), whose process owns the TTL put-backs`,
+        `fleet ${command}: --fleet-config answers status, versions, channels, certs and logspec get; writes go through a running fleet endpoint (--url), whose process owns the TTL put-backs`,
       );
     }
     switch (verb) {
@@ -524,6 +552,14 @@ export async function runFleetCommand(argv: string[], env: NodeJS.ProcessEnv, ou
       case 'versions':
         rest(1);
         [method, path, render] = ['GET', '/fleet/version', renderVersions];
+        break;
+      case 'channels':
+        rest(1);
+        [method, path, render] = ['GET', '/fleet/channels', renderChannels];
+        break;
+      case 'certs':
+        rest(1);
+        [method, path, render] = ['GET', '/fleet/certificates', renderCertificates];
         break;
       case 'logspec get':
         rest(2);
@@ -551,7 +587,9 @@ export async function runFleetCommand(argv: string[], env: NodeJS.ProcessEnv, ou
         break;
       }
       default:
-        throw new UsageError(command === '' ? 'a command is required: status, versions, logspec get|set|restore' : `unknown fleet command "${command}"`);
+        throw new UsageError(
+          command === '' ? 'a command is required: status, versions, channels, certs, logspec get|set|restore' : `unknown fleet command "${command}"`,
+        );
     }
     if (method === 'GET') writeOnly(['all', 'ttl', 'permanent', 'all-or-nothing']);
     const width = outputWidth(out, env, values.wide === true);

@@ -16,6 +16,26 @@ export type CallOutcome =
   | { ok: true; status: number; body: unknown; text: string; latencyMs: number }
   | { ok: false; reason: CallFailureReason; error: string; latencyMs: number; status?: number };
 
+/**
+ * Reads an answer's body as it arrives instead of keeping it whole (a node's /metrics: hundreds
+ * of KB of which a few lines matter; src/fleet/channels-read.ts). A 401 or 403 is still the
+ * call's `unauthorized`; every other answer goes to the reader.
+ */
+export interface BodyReader {
+  /** Before the body: why this status or Content-Type is refused (`bad_response`), else null. */
+  head(status: number, contentType: string | undefined): string | null;
+  /** A piece of the body: null reads on, `done` ends the call here (the connection is closed), a problem ends it as `bad_response`. */
+  write(chunk: Buffer): null | 'done' | { problem: string };
+  /** The body ended, or write said `done`: the outcome's `body`, or why it is bad. */
+  end(): { value: unknown } | { problem: string };
+}
+
+/** What a call may say besides the method and path: its Accept header, and a reader for a streamed body. */
+export interface CallOptions {
+  accept?: string;
+  reader?: BodyReader;
+}
+
 export interface NodeClientOptions {
   timeoutMs: number;
   maxResponseBytes: number;
@@ -24,8 +44,8 @@ export interface NodeClientOptions {
   clock?: Clock;
   /** The group's material; null for a group without TLS. */
   material(group: string): GroupMaterial | null;
-  /** The notAfter (ms since epoch) of the node's certificate, seen in each handshake. */
-  onPeerCertificate?(node: FleetNode, notAfterMs: number): void;
+  /** The notAfter (ms since epoch) of the node's certificate, and the certificate, seen in each handshake. */
+  onPeerCertificate?(node: FleetNode, notAfterMs: number, certificate: PeerCertificate): void;
   /**
    * Where a node's CAs and client certificate come from, as TLS errors name them
    * (src/fleet/tls-problems.ts): the fleet says `groups.org1.tls.caFiles (/etc/org1/ca.crt)`.
@@ -89,7 +109,7 @@ export class NodeClient {
    * `signal` (a round's deadline): aborted before the call, the node is not asked (`timeout`, at
    * once); aborted during it, the call is cut (`timeout`). Either error starts with the reason's message.
    */
-  call(node: FleetNode, method: 'GET' | 'PUT', path: string, body?: unknown, signal?: AbortSignal): Promise<CallOutcome> {
+  call(node: FleetNode, method: 'GET' | 'PUT', path: string, body?: unknown, signal?: AbortSignal, options: CallOptions = {}): Promise<CallOutcome> {
     const { scheduler, timeoutMs, maxResponseBytes } = this.options;
     if (signal?.aborted) return Promise.resolve({ ok: false, reason: 'timeout', error: `${messageOf(signal.reason)}: not asked`, latencyMs: 0 });
     const clock = this.options.clock ?? scheduler;
@@ -111,7 +131,7 @@ export class NodeClient {
       };
       const url = new URL(path, node.url);
       const payload = body === undefined ? undefined : JSON.stringify(body);
-      const headers: http.OutgoingHttpHeaders = { Accept: 'application/json', Connection: 'close' };
+      const headers: http.OutgoingHttpHeaders = { Accept: options.accept ?? 'application/json', Connection: 'close' };
       if (payload !== undefined) {
         headers['Content-Type'] = 'application/json';
         headers['Content-Length'] = Buffer.byteLength(payload);
@@ -147,7 +167,7 @@ export class NodeClient {
           handshakeDone = true;
           const certificate = (socket as TLSSocket).getPeerCertificate();
           const notAfter = Date.parse(certificate.valid_to);
-          if (Number.isFinite(notAfter)) this.options.onPeerCertificate?.(node, notAfter);
+          if (Number.isFinite(notAfter)) this.options.onPeerCertificate?.(node, notAfter, certificate);
         });
       });
       req.on('error', (error: NodeJS.ErrnoException) => {
@@ -165,6 +185,37 @@ export class NodeClient {
       });
       req.on('response', (res) => {
         answered = true;
+        const { reader } = options;
+        if (reader !== undefined && res.statusCode !== 401 && res.statusCode !== 403) {
+          const status = res.statusCode ?? 0;
+          const refused = reader.head(status, res.headers['content-type']);
+          if (refused !== null) {
+            req.destroy(new CallAbort('bad_response', refused));
+            return;
+          }
+          const conclude = (): void => {
+            const ended = reader.end();
+            if ('problem' in ended) finish({ ok: false, reason: 'bad_response', status, error: ended.problem, latencyMs: elapsed() });
+            else finish({ ok: true, status, body: ended.value, text: '', latencyMs: elapsed() });
+          };
+          res.on('data', (chunk: Buffer) => {
+            if (settled) return;
+            const step = reader.write(chunk);
+            if (step === null) return;
+            if (step !== 'done') {
+              req.destroy(new CallAbort('bad_response', step.problem));
+              return;
+            }
+            // The rest is not needed: the answer so far is the call's, and the connection closes.
+            conclude();
+            req.destroy();
+          });
+          res.on('error', (error: NodeJS.ErrnoException) => {
+            if (!(error instanceof CallAbort)) finish({ ok: false, reason: 'bad_response', error: `answer cut: ${error.message}`, latencyMs: elapsed() });
+          });
+          res.on('end', conclude);
+          return;
+        }
         const declared = Number(res.headers['content-length'] ?? 0);
         if (declared > maxResponseBytes) {
           req.destroy(new CallAbort('bad_response', `answer of ${declared} bytes is over the ${maxResponseBytes}-byte limit`));

@@ -53,30 +53,35 @@ const GroupSchema = z
   })
   .strict();
 
+/** An operations endpoint: scheme, host and port (a node's, or its companion's), kept as its origin. */
+const endpointUrl = z.string().transform((text, ctx) => {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    ctx.addIssue({ code: 'custom', message: `"${text}" is not a URL (e.g. https://10.0.0.5:9443)` });
+    return z.NEVER;
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    ctx.addIssue({ code: 'custom', message: `"${text}": the scheme must be https or http` });
+    return z.NEVER;
+  }
+  if ((url.pathname !== '/' && url.pathname !== '') || url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
+    ctx.addIssue({ code: 'custom', message: `"${text}": give scheme, host and port only (no path, query or credentials)` });
+    return z.NEVER;
+  }
+  return url.origin;
+});
+
 const NodeSchema = z
   .object({
     name: nodeName,
-    url: z.string().transform((text, ctx) => {
-      let url: URL;
-      try {
-        url = new URL(text);
-      } catch {
-        ctx.addIssue({ code: 'custom', message: `"${text}" is not a URL (e.g. https://10.0.0.5:9443)` });
-        return z.NEVER;
-      }
-      if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-        ctx.addIssue({ code: 'custom', message: `"${text}": the scheme must be https or http` });
-        return z.NEVER;
-      }
-      if ((url.pathname !== '/' && url.pathname !== '') || url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
-        ctx.addIssue({ code: 'custom', message: `"${text}": give scheme, host and port only (no path, query or credentials)` });
-        return z.NEVER;
-      }
-      return url.origin;
-    }),
+    url: endpointUrl,
     dialect: z.enum(fleetDialects).default('unknown'),
     group: z.string().min(1),
     labels: z.record(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._/-]{0,62}$/, 'label keys: A-Z a-z 0-9 . _ / -'), z.string().max(63)).default({}),
+    /** Its companion's own endpoint (docs/fleet-certificates.md), reached with the node's group credentials. */
+    companion: z.object({ url: endpointUrl }).strict().optional(),
   })
   .strict();
 
@@ -134,7 +139,11 @@ const WriterObjectSchema = z
     }
   });
 
-const FleetFileSchema = z
+/**
+ * The fleet file's schema; also read by scripts/gendocs.ts for docs/reference/configuration.md.
+ * @internal Not in the published declarations: its type is zod's, which a library user's compiler must never read.
+ */
+export const FleetFileSchema = z
   .object({
     stateDirectory: z.string().min(1).optional(),
     /** A ConfigMap in fabric-ops' namespace that also holds the pending put-backs (survives a pod's replacement). */
@@ -167,6 +176,41 @@ const FleetFileSchema = z
       .default(65536),
     pollInterval: duration('30s', true),
     minRoundInterval: duration('1s', true),
+    /** How the chains are read and judged (GET /fleet/channels, docs/fleet-channels.md); each key's meaning is its description (the docs' key table). */
+    channels: z
+      .object({
+        behindBlocks: z
+          .number()
+          .int()
+          .min(0)
+          .max(1_000_000)
+          .default(5)
+          .describe(
+            "a node more than this many blocks below a channel's highest height lags: `behind` once it has for `channels.behindFor`, `stalled` when its height stays while the highest moves ([lag and stalls](../fleet-channels.md#how-lag-and-stalls-are-decided))",
+          ),
+        behindFor: duration('1m', true).describe(
+          'how long a node lags by more than `channels.behindBlocks`, while it moves, before it is `behind` (Go duration; `0s`: at once)',
+        ),
+        maxChannels: z
+          .number()
+          .int()
+          .min(1)
+          .max(100_000)
+          .default(500)
+          .describe(
+            "channels kept from one node's /metrics; height samples past it are counted (`channelsDropped`), not kept: bounds the answer and the metric series",
+          ),
+        maxMetricsBytes: z
+          .number()
+          .int()
+          .min(64 * 1024)
+          .max(1024 * 1024 * 1024)
+          .default(16 * 1024 * 1024)
+          .describe("bytes of one node's /metrics read at most (streamed, never held whole); a longer body is a `bad_response`"),
+      })
+      .strict()
+      .prefault({})
+      .describe('how the chains are read and judged: `GET /fleet/channels`, `fabric-ops fleet channels` ([the chains](../fleet-channels.md))'),
     healthy: z
       .object({ minShare: z.number().min(0).max(1).optional(), minCount: z.number().int().min(0).optional() })
       .strict()
@@ -189,6 +233,14 @@ const FleetFileSchema = z
     message: 'where pending put-backs are kept: stateDirectory (a directory), stateConfigMap (a ConfigMap), or both',
     path: ['stateDirectory'],
   });
+
+/** The `channels` keys of the fleet file (docs/fleet-channels.md). */
+export interface FleetChannelSettings {
+  behindBlocks: number;
+  behindForMs: number;
+  maxChannels: number;
+  maxMetricsBytes: number;
+}
 
 export interface GroupTlsFiles {
   certFile?: string;
@@ -234,6 +286,8 @@ export interface FleetConfig {
   /** A health or version round that ended less than this ago answers the next caller (0: never). */
   minRoundIntervalMs: number;
   healthy: { minShare: number } | { minCount: number };
+  /** The chains (src/fleet/channels.ts): thresholds of `behind`, and the bounds of reading a node's /metrics. */
+  channels: FleetChannelSettings;
   /** Who may PUT/DELETE /fleet/logspec (src/fleet/writers.ts); empty: nobody. An issuerFingerprint is bound to its certificate at start (bindWriterIssuers). */
   writers: WriterRule[];
   groups: Record<string, { tls: GroupTlsFiles | null }>;
@@ -265,6 +319,10 @@ export function fleetConfigFrom(document: unknown, source: string): FleetConfig 
       problems.push(`${source}: nodes[${index}].group: no group "${node.group}" (groups: ${known.length > 0 ? known.join(', ') : 'none'})`);
     } else if (node.url.startsWith('https:') && group.tls === undefined) {
       problems.push(`${source}: groups.${node.group}.tls: node "${node.name}" is https, so its group needs tls.caFiles (and a client certificate for mTLS)`);
+    } else if (node.companion?.url.startsWith('https:') === true && group.tls === undefined) {
+      problems.push(
+        `${source}: groups.${node.group}.tls: nodes[${index}].companion.url of node "${node.name}" is https, so its group needs tls.caFiles (and a client certificate for mTLS)`,
+      );
     }
   });
   file.discovery.kubernetes.forEach((entry, index) => {
@@ -320,10 +378,23 @@ export function fleetConfigFrom(document: unknown, source: string): FleetConfig 
     maxResponseBytes: file.maxResponseBytes,
     pollIntervalMs: file.pollInterval,
     minRoundIntervalMs: file.minRoundInterval,
+    channels: {
+      behindBlocks: file.channels.behindBlocks,
+      behindForMs: file.channels.behindFor,
+      maxChannels: file.channels.maxChannels,
+      maxMetricsBytes: file.channels.maxMetricsBytes,
+    },
     healthy,
     writers: writers.filter((rule): rule is WriterRule => rule !== null),
     groups,
-    nodes: file.nodes.map((node) => ({ name: node.name, url: node.url, dialect: node.dialect, group: node.group, labels: node.labels })),
+    nodes: file.nodes.map((node) => ({
+      name: node.name,
+      url: node.url,
+      dialect: node.dialect,
+      group: node.group,
+      labels: node.labels,
+      ...(node.companion !== undefined ? { companion: { url: node.companion.url } } : {}),
+    })),
   };
 }
 

@@ -123,6 +123,19 @@ export function fleetRouter(
     get: async (_req, res) => send(res, 200, await fleet.versions()),
   });
 
+  // Every channel's heights on every node and who lags (src/fleet/channels.ts): 200 with the nodes not read in the answer, as /version; 503 with the reason until discovery has listed, as /healthz.
+  route('/channels', {
+    get: async (_req, res) => {
+      const report = await fleet.channels();
+      send(res, report.reason === undefined ? 200 : 503, report);
+    },
+  });
+
+  // Every certificate of every node, soonest expiry first (src/fleet/certificates.ts); 200 with the nodes not read in the answer, as /version.
+  route('/certificates', {
+    get: async (_req, res) => send(res, 200, await fleet.certificates()),
+  });
+
   /** A write the domain refused before touching any node: 400 (the request), 503 (discovery not listed yet), 500 (put-backs not persisted). */
   const answerWriteError = (res: Response, error: unknown): void => {
     if (res.headersSent) return;

@@ -7,6 +7,7 @@ import { maxBodyBytes } from '../http/limits';
 import { FleetService, fleetServerProblems, type FleetHost, type FleetServiceOptions } from './service';
 import type { KubernetesConnection } from '../kubernetes/connection';
 import { createConfigMapObjectApi } from '../kubernetes/configmap-object';
+import { createConfigMapApi } from '../kubernetes/client';
 import type { Logger } from '../logging/types';
 import { ConfigMapPutBackStore, FileAndConfigMapPutBackStore } from './putback-configmap';
 import { FilePutBackStore, type PutBackStore } from './putback-store';
@@ -15,6 +16,8 @@ export { loadFleetConfig, fleetConfigFrom, fleetConfigEnvironmentVariable, type 
 export { FleetService, fleetServerProblems, type FleetHost, type FleetEnvironment, type FleetServiceOptions } from './service';
 export type { FleetHealthReport } from './health';
 export type { FleetVersionReport } from './versions';
+export type { FleetChannelReport, ChannelEntry, ChannelNodeHeight, ChannelNodeStatus, NodeChannelsRead } from './channels';
+export type { FleetCertificateReport, FleetCertificate, NodeCertificates, CompanionSummary } from './certificates';
 export type { SetLogSpecRequest, SetLogSpecAnswer, NodeLogSpec } from './logspec';
 export type { PendingPutBack, PutBackStore } from './putback-store';
 export { describeFleetEventForKubernetes, FleetEventRelay } from './kubernetes-events';
@@ -44,7 +47,12 @@ export function putBackStoreFor(config: FleetConfig, kubernetes: KubernetesConne
   }
   if (kubernetes === undefined)
     throw new ConfigError([`${config.source}: stateConfigMap: needs the Kubernetes API (KUBECONFIG, or the pod's service account)`]);
-  const configMap = new ConfigMapPutBackStore({ api: createConfigMapObjectApi(kubernetes.transport, kubernetes.namespace, config.stateConfigMap), logger });
+  const configMap = new ConfigMapPutBackStore({
+    api: createConfigMapObjectApi(kubernetes.transport, kubernetes.namespace, config.stateConfigMap),
+    logger,
+    // The fleet watches what it owns: a deleted ConfigMap is made again at once (FleetLogSpec.start calls watch).
+    watch: { api: createConfigMapApi(kubernetes.transport, kubernetes.namespace, config.stateConfigMap), logger },
+  });
   return file === null ? configMap : new FileAndConfigMapPutBackStore(file, configMap, logger);
 }
 

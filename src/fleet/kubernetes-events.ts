@@ -9,7 +9,7 @@ import type { FleetEvent, FleetEventListener, NodeLogSpecChange, NodePutBack } f
 
 export interface KubernetesEventDescription {
   type: EventType;
-  reason: 'FleetLogSpecChanged' | 'FleetLogSpecPutBack';
+  reason: 'FleetLogSpecChanged' | 'FleetLogSpecPutBack' | 'FleetPutBacksRewritten';
   message: string;
 }
 
@@ -69,6 +69,15 @@ export function boundedNodeList(head: string, entries: readonly string[]): strin
 
 /** Pure: the Event a fleet event is recorded as. */
 export function describeFleetEventForKubernetes(event: FleetEvent): KubernetesEventDescription {
+  if (event.type === 'fleet.putbacks.rewritten') {
+    const what = { deleted: 'was deleted', key_removed: 'lost its key', changed: 'had its key changed' }[event.change];
+    const count =
+      event.nodes.length === 1
+        ? '1 put-back was pending; fabric-ops wrote it again'
+        : `${event.nodes.length} put-backs were pending; fabric-ops wrote them again`;
+    const head = `${clip(event.where, maxFieldLength)} ${what} by someone else while ${count}: `;
+    return { type: 'Warning', reason: 'FleetPutBacksRewritten', message: boundedNodeList(head, event.nodes) };
+  }
   const actor = clip(event.actor, maxFieldLength);
   if (event.type === 'fleet.logspec.changed') {
     const took = event.nodes.filter((node) => node.result === 'applied').length;

@@ -113,6 +113,18 @@ export const putBackRetry: BackoffPolicy = { initialMs: 1000, maxMs: 60_000, fac
  */
 export const putBackAbsenceLimitMs = 10 * 60_000;
 
+/**
+ * Put-backs due within this long of one that is due now run with it, as one batch: one store
+ * write, one event (one Kubernetes Event), one audit line. A TTL on N nodes ends for all of them
+ * at once (one write gives them one due time), and a restart finds the overdue ones together; a
+ * put-back may so run up to this much before its due time, never later. Retries (a node that did
+ * not answer) run at their own time, with whichever others are due then.
+ */
+export const putBackBatchWindowMs = 1000;
+
+/** Nodes an audit line of put-backs names (its failures first); the rest are counted. Every node's result is in the event and the metrics. */
+export const maxAuditNodes = 20;
+
 /** Pure: the normalised form of a spec, or null when it does not parse. */
 function normalised(spec: string): string | null {
   try {
@@ -151,6 +163,12 @@ export class FleetLogSpec {
   private readonly absentSince = new Map<string, number>();
   /** Put-backs due while discovery had not listed every source: they run once it has. */
   private readonly waitingForSync = new Set<string>();
+  /** When each scheduled put-back is due to run (its TTL's end, or its next retry). */
+  private readonly runAt = new Map<string, number>();
+  /** A batch of due put-backs is queued and has not started: a timer firing meanwhile joins it. */
+  private batchQueued = false;
+  /** The store's stop (its watch), awaited by idle(). */
+  private storeStopped: Promise<void> = Promise.resolve();
   /** The put-backs as last written to the store (JSON), so that an unchanged list is not written again. */
   private saved: string | undefined;
   private queue: Promise<unknown> = Promise.resolve();
@@ -176,17 +194,21 @@ export class FleetLogSpec {
       this.schedule(entry);
     }
     if (this.pending.size > 0) this.options.logger.info(`${this.pending.size} pending log level put-backs loaded from ${this.options.store.where}`);
+    // The store keeps them where they are kept (the ConfigMap: written again if someone deletes it).
+    this.options.store.watch?.((rewrite) => this.options.emit({ type: 'fleet.putbacks.rewritten', actor: 'fabric-ops', ...rewrite }));
   }
 
   stop(): void {
     this.stopped = true;
     for (const timer of this.timers.values()) timer.cancel();
     this.timers.clear();
+    this.runAt.clear();
+    this.storeStopped = (this.options.store.stop?.() ?? Promise.resolve()).catch((error: unknown) => this.options.logger.error(messageOf(error)));
   }
 
-  /** Waits for queued writes and put-backs (tests, stop). */
+  /** Waits for queued writes and put-backs, and for the store's watch once stopped (tests, stop). */
   idle(): Promise<void> {
-    return this.queue.then(() => undefined);
+    return Promise.all([this.queue, this.storeStopped]).then(() => undefined);
   }
 
   pendingPutBacks(): PendingPutBack[] {
@@ -366,8 +388,7 @@ export class FleetLogSpec {
   }
 
   private restoreEntry(name: string, prior: PendingPutBack | undefined): void {
-    this.timers.get(name)?.cancel();
-    this.timers.delete(name);
+    this.cancelTimer(name);
     if (prior === undefined) {
       this.pending.delete(name);
       this.attempts.delete(name);
@@ -378,28 +399,65 @@ export class FleetLogSpec {
     }
   }
 
+  private cancelTimer(name: string): void {
+    this.timers.get(name)?.cancel();
+    this.timers.delete(name);
+    this.runAt.delete(name);
+  }
+
   private schedule(entry: PendingPutBack, delayMs?: number): void {
     if (this.stopped) return;
-    this.timers.get(entry.node)?.cancel();
-    const delay = delayMs ?? Math.max(0, entry.dueAt - this.options.scheduler.now());
+    this.cancelTimer(entry.node);
+    const { scheduler } = this.options;
+    const delay = delayMs ?? Math.max(0, entry.dueAt - scheduler.now());
+    this.runAt.set(entry.node, scheduler.now() + delay);
     this.timers.set(
       entry.node,
-      this.options.scheduler.setTimeout(() => {
+      scheduler.setTimeout(() => {
         this.timers.delete(entry.node);
         if (!this.options.nodes.synced) {
+          this.runAt.delete(entry.node);
           this.whenSynced(entry);
           return;
         }
-        void this.serial(async () => {
-          if (this.pending.get(entry.node) !== entry) return;
-          const { result, final } = await this.putBack(entry);
-          await this.persist().catch((error: unknown) => this.options.logger.error(messageOf(error)));
-          this.count([result]);
-          // Reported when it starts failing and when it ends (with the attempts), not at every retry.
-          if (final || result.attempts === 1) this.report('ttl', `ttl of ${entry.actor}`, [result]);
-        });
+        this.queueBatch();
       }, delay),
     );
+  }
+
+  /** One batch runs the put-backs due when it starts (queued behind a write in progress). */
+  private queueBatch(): void {
+    if (this.batchQueued) return;
+    this.batchQueued = true;
+    void this.serial(() => this.runDue());
+  }
+
+  /**
+   * The put-backs due now, and those due within putBackBatchWindowMs that have not been tried yet,
+   * as one batch: each node put back (within the concurrency bound), then one store write, one
+   * audit line and one event per writer whose TTL ended (normally one).
+   */
+  private async runDue(): Promise<void> {
+    this.batchQueued = false;
+    const now = this.options.scheduler.now();
+    const due: PendingPutBack[] = [];
+    for (const [name, at] of this.runAt) {
+      const entry = this.pending.get(name);
+      if (entry === undefined) continue;
+      if (at <= now || (at <= now + putBackBatchWindowMs && !this.attempts.has(name))) due.push(entry);
+    }
+    if (due.length === 0) return;
+    for (const entry of due) this.cancelTimer(entry.node);
+    const outcomes = await mapBounded(due, this.options.concurrency, async (entry) => ({ entry, ...(await this.putBack(entry)) }));
+    await this.persist().catch((error: unknown) => this.options.logger.error(messageOf(error)));
+    this.count(outcomes.map(({ result }) => result));
+    // Reported when it starts failing and when it ends (with the attempts), not at every retry.
+    const byActor = new Map<string, NodePutBack[]>();
+    for (const { entry, result, final } of outcomes) {
+      if (!final && result.attempts !== 1) continue;
+      byActor.set(entry.actor, [...(byActor.get(entry.actor) ?? []), result]);
+    }
+    for (const [actor, nodes] of byActor) this.report('ttl', `ttl of ${actor}`, nodes);
   }
 
   /** A put-back due before the fleet is known waits for it: a node is gone only when a synced fleet lacks it. */
@@ -458,8 +516,7 @@ export class FleetLogSpec {
     } else {
       this.attempts.delete(entry.node);
       this.absentSince.delete(entry.node);
-      this.timers.get(entry.node)?.cancel();
-      this.timers.delete(entry.node);
+      this.cancelTimer(entry.node);
       this.pending.delete(entry.node);
     }
     return { result, final };
@@ -470,18 +527,33 @@ export class FleetLogSpec {
     for (const node of nodes) this.options.putBacks.with({ result: node.result }).add(1);
   }
 
+  /**
+   * One audit line and one event for a batch of put-backs. The line names at most maxAuditNodes
+   * nodes, those not restored first, and counts the rest; the event carries every node's result.
+   */
   private report(trigger: 'ttl' | 'cancel', actor: string, nodes: NodePutBack[], actorFields: Readonly<Record<string, string>> = {}): void {
     if (nodes.length === 0) return;
-    const summary = nodes
+    const named = [...nodes.filter((node) => node.result !== 'restored'), ...nodes.filter((node) => node.result === 'restored')].slice(0, maxAuditNodes);
+    const omitted = nodes.length - named.length;
+    const summary = named
       .map(
         (node) =>
           `${node.name}=${node.result}${(node.attempts ?? 1) > 1 ? ` after ${node.attempts} attempts` : ''}${node.result === 'failed' && node.error ? ` (${node.error}${this.pending.has(node.name) ? '; tried again with backoff' : ''})` : ''}`,
       )
       .join(', ');
-    const log = nodes.some((node) => node.result !== 'restored')
-      ? this.options.logger.warn.bind(this.options.logger)
-      : this.options.logger.info.bind(this.options.logger);
-    log(`fleet logging specification put back (${trigger}) by ${actor}: ${summary}`, { audit: 'fleet.logspec.putback', actor, ...actorFields, trigger, nodes });
+    const restored = nodes.filter((node) => node.result === 'restored').length;
+    const log = restored < nodes.length ? this.options.logger.warn.bind(this.options.logger) : this.options.logger.info.bind(this.options.logger);
+    const count = nodes.length === 1 ? '' : ` ${restored} of ${nodes.length} nodes restored:`;
+    log(`fleet logging specification put back (${trigger}) by ${actor}:${count} ${summary}${omitted > 0 ? `, ... and ${omitted} more` : ''}`, {
+      audit: 'fleet.logspec.putback',
+      actor,
+      ...actorFields,
+      trigger,
+      nodeCount: nodes.length,
+      restored,
+      nodes: named,
+      ...(omitted > 0 ? { omittedNodes: omitted } : {}),
+    });
     this.options.emit({ type: 'fleet.logspec.putback', actor, trigger, nodes });
   }
 

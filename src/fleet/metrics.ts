@@ -2,6 +2,7 @@ import type { Counter, Gauge, MetricsProvider } from '../metrics/types';
 import { boundVersionText, type FleetVersionReport } from './versions';
 import type { FleetHealthReport } from './health';
 import type { FleetNode } from './types';
+import { FleetChannelMetrics } from './channels-metrics';
 
 /** The fleet's metrics (README, "Fleet metrics"). Updated by every health and version round. */
 export class FleetMetrics {
@@ -15,6 +16,9 @@ export class FleetMetrics {
   private readonly versionInfo: Gauge;
   private readonly certificateExpiry: Gauge;
   private readonly versionOf = new Map<string, { version: string; commit: string }>();
+
+  /** The chains' series, set by the channel rounds (src/fleet/channels-metrics.ts). */
+  readonly channels: FleetChannelMetrics;
 
   constructor(provider: MetricsProvider) {
     const gauge = (name: string, help: string, labelNames: string[] = []): Gauge =>
@@ -44,6 +48,7 @@ export class FleetMetrics {
       labelNames: ['result'],
       statsdFormat: '%{#fqname}.%{result}',
     });
+    this.channels = new FleetChannelMetrics(provider);
   }
 
   /** The fleet's size now (at start and whenever a node joins or leaves). */
@@ -53,6 +58,7 @@ export class FleetMetrics {
 
   /** A node that left (or moved to another group): its series go, so no dashboard shows it as up or down any more. */
   forget(node: FleetNode): void {
+    this.channels.forget(node);
     this.nodeUp.remove?.({ node: node.name, group: node.group });
     this.nodeHealthy.remove?.({ node: node.name, group: node.group });
     this.certificateExpiry.remove?.({ node: node.name });

@@ -1,10 +1,19 @@
 import { ConfigError, messageOf } from '../errors';
 import type { Logger } from '../logging/types';
 import { backoffDelay, type BackoffPolicy } from '../metrics/statsd/backoff';
-import { systemClock, type Clock } from '../time';
+import { realScheduler, systemClock, type Cancellable, type Clock } from '../time';
 import { KubernetesApiError } from '../kubernetes/api-error';
 import type { ConfigMapObject, ConfigMapObjectApi } from '../kubernetes/configmap-object';
-import { formatPutBacks, parsePutBacks, PutBackPersistError, type FilePutBackStore, type PendingPutBack, type PutBackStore } from './putback-store';
+import { Reflector, type ListWatchApi, type ReflectorOptions } from '../kubernetes/reflector';
+import {
+  formatPutBacks,
+  parsePutBacks,
+  PutBackPersistError,
+  type FilePutBackStore,
+  type PendingPutBack,
+  type PutBackRewrite,
+  type PutBackStore,
+} from './putback-store';
 
 /** The key of the ConfigMap's `data` that holds the put-back document (the same JSON as the file). */
 export const putBackConfigMapKey = 'fleet-putbacks.json';
@@ -26,6 +35,12 @@ export const putBackConfigMapLabels: Readonly<Record<string, string>> = {
 /** Writes tried when someone else changed or deleted the ConfigMap in between (409, 404): each one reads it again first. */
 const maxWriteAttempts = 3;
 
+/** Waits before the watch's repair reads and writes again after the API server failed it: 1 s doubling to 30 s. */
+export const rewriteRetry: BackoffPolicy = { initialMs: 1000, maxMs: 30_000, factor: 2, jitter: 0.2 };
+
+/** How a put-back ConfigMap stopped holding this process's put-backs. */
+type Removal = PutBackRewrite['change'];
+
 /** Pure: the bytes a ConfigMap's data takes in the API server's size check (the values; binaryData decoded from base64). */
 export function configMapDataBytes(object: Pick<ConfigMapObject, 'data' | 'binaryData'>): number {
   let bytes = 0;
@@ -34,8 +49,25 @@ export function configMapDataBytes(object: Pick<ConfigMapObject, 'data' | 'binar
   return bytes;
 }
 
+/** What the watch needs of a ConfigMap: its name, resourceVersion and UID, and its data. */
+export interface WatchedConfigMap {
+  metadata?: { name?: string; namespace?: string; resourceVersion?: string; uid?: string };
+  data?: Record<string, string>;
+}
+
+/** The watch of the put-back ConfigMap (ConfigMapPutBackStore.watch): list and watch by name, with the Reflector's settings. */
+export interface PutBackConfigMapWatch extends Pick<
+  ReflectorOptions<WatchedConfigMap>,
+  'logger' | 'unreachableBackoff' | 'refusedBackoff' | 'cycleBurst' | 'cycleIntervalMs' | 'random' | 'scheduler'
+> {
+  /** list and watch with fieldSelector metadata.name=<name> (src/kubernetes/client.ts createConfigMapApi). */
+  api: ListWatchApi<WatchedConfigMap>;
+}
+
 export interface ConfigMapPutBackStoreOptions {
   api: ConfigMapObjectApi;
+  /** When given, watch() follows the ConfigMap and writes the pending put-backs again when someone else removes them. */
+  watch?: PutBackConfigMapWatch;
   logger: Pick<Logger, 'warn' | 'info'>;
   key?: string;
   /** At start, an API server that does not answer (or answers 5xx, 429) is asked again with this backoff until `deadlineMs` has passed. */
@@ -63,12 +95,37 @@ function answeredForGood(error: unknown): boolean {
   return status !== undefined && status < 500 && status !== 408 && status !== 429;
 }
 
+/** Pure: `a, b, c` of the first `limit` names, then how many more. */
+function nodeNames(nodes: readonly string[], limit = 10): string {
+  const shown = nodes.slice(0, limit).join(', ');
+  return nodes.length > limit ? `${shown} and ${nodes.length - limit} more` : shown;
+}
+
+/** `1 put-back was pending`, `5 put-backs were pending`. */
+function pendingText(count: number): string {
+  return count === 1 ? '1 put-back was pending' : `${count} put-backs were pending`;
+}
+
+const removalText: Record<Removal, string> = {
+  deleted: 'was deleted',
+  key_removed: 'lost its key',
+  changed: 'had its key changed',
+};
+
+/** What the watch last saw of the ConfigMap: the object, or that it is gone (the UID of the one deleted, '' when a list lacked it). */
+type Seen = { object: WatchedConfigMap } | { deletedUid: string };
+
 /**
  * Pending put-backs in one ConfigMap of fabric-ops' namespace (fleet file: `stateConfigMap`),
  * under one key, as the same JSON document as the file. fabric-ops owns that key: there is one
  * fleet replica, so a write that finds the ConfigMap changed by someone else (409 Conflict) or
- * deleted (404) reads it again and writes its own put-backs over the key. Other keys, labels and
- * annotations someone put on the ConfigMap are kept.
+ * deleted (409 from the UID precondition, or 404) reads it again and writes its own put-backs
+ * over the key. Other keys, labels and annotations someone put on the ConfigMap are kept.
+ *
+ * With `watch` given, watch() follows the ConfigMap (list and watch by name): when it is deleted,
+ * or its key removed or changed to something that is not what this process wrote, while
+ * put-backs are pending, they are written again at once, not at the next write (a crash before
+ * that would lose the put-backs kept only there).
  */
 export class ConfigMapPutBackStore implements PutBackStore {
   private readonly api: ConfigMapObjectApi;
@@ -77,9 +134,22 @@ export class ConfigMapPutBackStore implements PutBackStore {
   private readonly random: () => number;
   private readonly clock: Clock;
   private readonly sleep: (ms: number) => Promise<void>;
+  private readonly watchOptions: PutBackConfigMapWatch | undefined;
   readonly key: string;
   /** The ConfigMap as last read or written (its resourceVersion goes with the next update); null: there is none; undefined: not known. */
   private current: ConfigMapObject | null | undefined;
+  /** The put-backs as this process last wrote or read them under the key (the text and what it holds); null before that. */
+  private kept: { text: string; pending: PendingPutBack[] } | null = null;
+  /** Writes (save, and the watch's repairs) run one at a time: each uses and sets `current`. */
+  private writes: Promise<unknown> = Promise.resolve();
+  private reflector: Reflector<WatchedConfigMap> | null = null;
+  private onRewritten: ((rewrite: PutBackRewrite) => void) | null = null;
+  private seen: Seen | null = null;
+  /** A repair is queued and has not started: what the watch sees meanwhile needs no other. */
+  private repairQueued = false;
+  private repairFailures = 0;
+  private repairTimer: Cancellable | undefined;
+  private watchStopped = false;
 
   constructor(options: ConfigMapPutBackStoreOptions) {
     this.api = options.api;
@@ -89,6 +159,7 @@ export class ConfigMapPutBackStore implements PutBackStore {
     this.random = options.random ?? Math.random;
     this.clock = options.clock ?? systemClock;
     this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+    this.watchOptions = options.watch;
   }
 
   get where(): string {
@@ -131,6 +202,7 @@ export class ConfigMapPutBackStore implements PutBackStore {
         `stateConfigMap: ${this.where} ${parsed.problem}; fix the key, or remove it (kubectl edit configmap -n ${this.api.namespace} ${this.api.name}) to start without its put-backs`,
       ]);
     }
+    this.kept = { text, pending: parsed.pending };
     return parsed.pending;
   }
 
@@ -143,7 +215,122 @@ export class ConfigMapPutBackStore implements PutBackStore {
   }
 
   async save(pending: readonly PendingPutBack[]): Promise<void> {
+    await this.exclusive(() => this.write(pending));
+  }
+
+  /**
+   * From now on (with `watch` given; else nothing): follows the ConfigMap and, while put-backs
+   * are pending, writes them again when someone else deleted it or removed or changed the key;
+   * `onRewritten` is told of each such write (the fleet's Event).
+   */
+  watch(onRewritten: (rewrite: PutBackRewrite) => void): void {
+    const options = this.watchOptions;
+    if (options === undefined || this.reflector !== null) return;
+    this.onRewritten = onRewritten;
+    this.watchStopped = false;
+    const name = this.api.name;
+    this.reflector = new Reflector<WatchedConfigMap>({
+      ...options,
+      what: this.where,
+      handler: {
+        replace: (items) => {
+          const object = items.find((item) => item.metadata?.name === name);
+          this.observed(object === undefined ? { deletedUid: '' } : { object });
+        },
+        upsert: (object) => {
+          if (object.metadata?.name === name) this.observed({ object });
+        },
+        remove: (object) => {
+          if (object.metadata?.name === name) this.observed({ deletedUid: object.metadata.uid ?? '' });
+        },
+      },
+    });
+    this.reflector.start();
+  }
+
+  /** Ends the watch; resolves once a repair under way has ended. */
+  async stop(): Promise<void> {
+    this.watchStopped = true;
+    this.repairTimer?.cancel();
+    await this.reflector?.stop();
+    this.reflector = null;
+    await this.writes;
+  }
+
+  private exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const result = this.writes.then(work, work);
+    this.writes = result.catch(() => undefined);
+    return result;
+  }
+
+  /** The watch saw the ConfigMap: a repair is queued when it does not hold what this process last wrote while put-backs are pending. */
+  private observed(seen: Seen): void {
+    this.seen = seen;
+    const kept = this.kept;
+    if (this.watchStopped || kept === null || kept.pending.length === 0) return;
+    if ('object' in seen && seen.object.data?.[this.key] === kept.text) return;
+    this.queueRepair();
+  }
+
+  private queueRepair(): void {
+    if (this.repairQueued || this.watchStopped) return;
+    this.repairQueued = true;
+    void this.exclusive(() => this.repair());
+  }
+
+  /**
+   * Writes the kept put-backs again if the ConfigMap (as the watch last saw it) no longer holds
+   * them. A deletion of the object this process last knew goes through the path of every write:
+   * the update carrying its UID is refused (409, the UID precondition), the write reads it again,
+   * warns and creates it. Anything else is read first (a watch event can be older than this
+   * process's last write), then written over. Never throws: a failure is warned and tried again.
+   */
+  private async repair(): Promise<void> {
+    this.repairQueued = false;
+    const kept = this.kept;
+    const seen = this.seen;
+    if (this.watchStopped || kept === null || kept.pending.length === 0 || seen === null) return;
+    if ('object' in seen && seen.object.data?.[this.key] === kept.text) return;
+    const knownUid = this.current?.metadata.uid as string | undefined;
+    // The DELETED event of an earlier object, one this process has made again since: old news.
+    if ('deletedUid' in seen && seen.deletedUid !== '' && knownUid !== undefined && seen.deletedUid !== knownUid) return;
+    const nodes = kept.pending.map((entry) => entry.node);
+    try {
+      let change: Removal = 'deleted';
+      if (!('deletedUid' in seen && seen.deletedUid !== '' && seen.deletedUid === knownUid)) {
+        const object = await this.api.get();
+        const text = object?.data?.[this.key];
+        this.current = object;
+        if (text === kept.text) return;
+        change = object === null ? 'deleted' : text === undefined ? 'key_removed' : 'changed';
+      }
+      const found = await this.write(kept.pending);
+      // A write that met the change says so itself (a 409, read again): one warning either way.
+      if (found === null) {
+        this.logger.warn(
+          `${this.where} ${removalText[change]} by someone else while ${pendingText(nodes.length)} (${nodeNames(nodes)}); fabric-ops wrote ${nodes.length === 1 ? 'it' : 'them'} again`,
+          { configMap: `${this.api.namespace}/${this.api.name}`, change, pendingPutBacks: nodes.length },
+        );
+      }
+      this.repairFailures = 0;
+      this.onRewritten?.({ where: this.where, change: found ?? change, nodes });
+    } catch (error) {
+      this.repairFailures += 1;
+      const delay = backoffDelay(rewriteRetry, this.repairFailures, this.random);
+      this.logger.warn(
+        `${this.where} no longer holds the ${nodes.length} pending put-back${nodes.length === 1 ? '' : 's'} (${nodeNames(nodes)}) and writing ${nodes.length === 1 ? 'it' : 'them'} again failed: ${messageOf(error)}; trying again in ${Math.round(delay / 1000)} s`,
+        { configMap: `${this.api.namespace}/${this.api.name}`, pendingPutBacks: nodes.length },
+      );
+      if (this.watchStopped) return;
+      this.repairTimer?.cancel();
+      this.repairTimer = (this.watchOptions?.scheduler ?? realScheduler).setTimeout(() => this.queueRepair(), delay);
+    }
+  }
+
+  /** One write with its conflict handling; returns what it found someone else had done ('deleted', 'changed'), or null. */
+  private async write(pending: readonly PendingPutBack[]): Promise<'deleted' | 'changed' | null> {
     const text = formatPutBacks(pending);
+    let found: 'deleted' | 'changed' | null = null;
     for (let attempt = 1; ; attempt += 1) {
       let updating = false;
       try {
@@ -151,7 +338,8 @@ export class ConfigMapPutBackStore implements PutBackStore {
         const next = this.withPutBacks(this.current, text, pending.length);
         updating = this.current !== null;
         this.current = this.current === null ? await this.api.create(next) : await this.api.update(next);
-        return;
+        this.kept = { text, pending: pending.map((entry) => ({ ...entry, specs: [...entry.specs] })) };
+        return found;
       } catch (error) {
         if (error instanceof PutBackPersistError) throw error;
         const status = error instanceof KubernetesApiError ? error.status : undefined;
@@ -167,8 +355,9 @@ export class ConfigMapPutBackStore implements PutBackStore {
               `cannot write the pending put-backs to ${this.where}: ${messageOf(error)}; reading it again failed: ${messageOf(readError)}`,
             );
           }
+          found = this.current === null ? 'deleted' : 'changed';
           this.logger.warn(
-            `${this.where} was ${this.current === null ? 'deleted' : 'changed'} by someone else (${messageOf(error)}); ${this.current === null ? 'creating it again with' : 'writing'} fabric-ops' pending put-backs over the key`,
+            `${this.where} was ${found} by someone else (${messageOf(error)}); ${this.current === null ? 'creating it again with' : 'writing'} fabric-ops' pending put-backs over the key`,
             { configMap: `${this.api.namespace}/${this.api.name}`, status },
           );
           continue;
@@ -234,5 +423,14 @@ export class FileAndConfigMapPutBackStore implements PutBackStore {
   async save(pending: readonly PendingPutBack[]): Promise<void> {
     await this.file.save(pending);
     await this.configMap.save(pending);
+  }
+
+  /** The ConfigMap's watch (the file is this process's own). */
+  watch(onRewritten: (rewrite: PutBackRewrite) => void): void {
+    this.configMap.watch(onRewritten);
+  }
+
+  stop(): Promise<void> {
+    return this.configMap.stop();
   }
 }

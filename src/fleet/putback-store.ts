@@ -123,6 +123,16 @@ export class PutBackPersistError extends FabricOpsError {
   override readonly code = 'FABRIC_OPS_PUT_BACK_PERSIST';
 }
 
+/** A store wrote its pending put-backs again after someone else removed them (the ConfigMap store's watch). */
+export interface PutBackRewrite {
+  /** The ConfigMap and key, for messages. */
+  where: string;
+  /** What someone else had done: deleted the ConfigMap, removed the key, or changed it to something fabric-ops did not write. */
+  change: 'deleted' | 'key_removed' | 'changed';
+  /** The nodes whose pending put-backs were written again. */
+  nodes: string[];
+}
+
 /** Where pending put-backs are kept: a file, a ConfigMap, or both. */
 export interface PutBackStore {
   /** For messages: the file or the ConfigMap. */
@@ -131,6 +141,10 @@ export interface PutBackStore {
   load(): Promise<PendingPutBack[]>;
   /** Throws PutBackPersistError when they could not be written (the change they protect is then not made). */
   save(pending: readonly PendingPutBack[]): Promise<void>;
+  /** Optional, after load (the ConfigMap store): watches where they are kept and writes them again when someone else removes them, telling `onRewritten`. */
+  watch?(onRewritten: (rewrite: PutBackRewrite) => void): void;
+  /** Ends what watch() started. */
+  stop?(): Promise<void>;
 }
 
 /**

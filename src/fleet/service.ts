@@ -16,6 +16,16 @@ import type { KubernetesConnection } from '../kubernetes/connection';
 import { ConfigError } from '../errors';
 import type { FleetEvent, FleetEventListener, FleetNode, NodePutBack, NodeSelector } from './types';
 import { groupVersions, type FleetVersionReport } from './versions';
+import { ChannelTracker, readNodeHeights, type FleetChannelReport } from './channels';
+import {
+  fleetCertificateReport,
+  fleetCertificateWarningDays,
+  HandshakeCertificates,
+  readNodeCertificates,
+  withCompanionSummaries,
+  type CompanionSummary,
+  type FleetCertificateReport,
+} from './certificates';
 import { messageOf } from '../errors';
 import { writerAllowed, type ClientIdentity } from './writers';
 
@@ -110,6 +120,14 @@ export class FleetService {
   private readonly healthRound: Coalescer<FleetHealthReport>;
   private readonly versionRound: Coalescer<FleetVersionReport>;
   private readonly logSpecRound: Coalescer<NodeLogSpec[]>;
+  /** Channel rounds (src/fleet/channels.ts): heights between rounds, and their metrics. */
+  private readonly channelRound: Coalescer<FleetChannelReport>;
+  private readonly channelTracker: ChannelTracker;
+  /** Certificate rounds (src/fleet/certificates.ts), and the last one's answer (the companions beside /fleet/healthz's nodes). */
+  private readonly certificateRound: Coalescer<FleetCertificateReport>;
+  private lastCertificates: FleetCertificateReport | null = null;
+  /** The operations certificate each node showed in its last handshake. */
+  private readonly handshakes = new HandshakeCertificates();
   private poll: Cancellable | null = null;
   /** What the last round that asked each node learnt of it, for the lanes of the next (planLanes). */
   private readonly lastCalls = new Map<string, LastCall>();
@@ -146,12 +164,18 @@ export class FleetService {
       clock: this.clock,
       material: (group) => this.material(group),
       tlsSources: (node) => groupTlsSources(config, node.group),
-      onPeerCertificate: (node, notAfter) => {
-        if (this.isCurrent(node)) this.metrics.recordCertificate(node, notAfter);
+      onPeerCertificate: (node, notAfter, certificate) => {
+        this.handshakes.record(node, certificate, this.scheduler.now());
+        // Its companion's handshake (another URL) is not the node's certificate.
+        if (this.isCurrent(node) && this.directory.byName(node.name)?.url === node.url) this.metrics.recordCertificate(node, notAfter);
       },
     });
     this.healthRound = new Coalescer(() => this.track(this.checkHealth()), config.minRoundIntervalMs, this.scheduler);
     this.versionRound = new Coalescer(() => this.track(this.readVersions()), config.minRoundIntervalMs, this.scheduler);
+    this.channelTracker = new ChannelTracker(config.channels, this.clock);
+    this.metrics.channels.setBehindBlocks(config.channels.behindBlocks);
+    this.channelRound = new Coalescer(() => this.track(this.readChannels()), config.minRoundIntervalMs, this.scheduler);
+    this.certificateRound = new Coalescer(() => this.track(this.readCertificates()), config.minRoundIntervalMs, this.scheduler);
     // Reads of every node's spec are shared and reused like health rounds; any write or put-back invalidates them.
     this.logSpecRound = new Coalescer(() => this.track(this.logSpec.read()), config.minRoundIntervalMs, this.scheduler);
     this.logSpec = new FleetLogSpec({
@@ -205,6 +229,8 @@ export class FleetService {
         });
         this.metrics.forget(node);
         this.lastCalls.delete(node.name);
+        this.channelTracker.forget(node.name);
+        this.handshakes.forget(node.name);
       } else {
         this.logger.debug(`fleet node ${node.name} changed (${change.previous.url} -> ${node.url}, group ${node.group})`, {
           node: node.name,
@@ -219,7 +245,9 @@ export class FleetService {
     // A cached answer describes another fleet.
     this.healthRound.invalidate();
     this.versionRound.invalidate();
+    this.channelRound.invalidate();
     this.logSpecRound.invalidate();
+    this.certificateRound.invalidate();
   }
 
   /** Each discovery source: listed yet, and its last problem. Empty without discovery. */
@@ -314,6 +342,8 @@ export class FleetService {
       const round = (): void => {
         void this.health().catch((error: unknown) => this.logger.error(`fleet health round failed: ${messageOf(error)}`));
         void this.versions().catch((error: unknown) => this.logger.error(`fleet version round failed: ${messageOf(error)}`));
+        void this.channels().catch((error: unknown) => this.logger.error(`fleet channel round failed: ${messageOf(error)}`));
+        void this.certificates().catch((error: unknown) => this.logger.error(`fleet certificate round failed: ${messageOf(error)}`));
       };
       round();
       this.poll = this.scheduler.setInterval(round, this.config.pollIntervalMs);
@@ -395,8 +425,30 @@ export class FleetService {
     return this.versionRound.run();
   }
 
+  /**
+   * Every channel's heights on every node, who lags (src/fleet/channels.ts). With discovery, as
+   * health(): each source's status, and until every source has listed the reason why the nodes
+   * may not be the fleet's.
+   */
+  async channels(): Promise<FleetChannelReport> {
+    const report = await this.channelRound.run();
+    if (!this.directory.dynamic) return report;
+    const discovery = this.discoveryStatus();
+    return this.directory.synced ? { ...report, discovery } : { ...report, discovery, reason: this.unsyncedReason() };
+  }
+
   readLogSpecs(): Promise<NodeLogSpec[]> {
     return this.logSpecRound.run();
+  }
+
+  /** Every certificate of every node, soonest expiry first (src/fleet/certificates.ts). */
+  certificates(): Promise<FleetCertificateReport> {
+    return this.certificateRound.run();
+  }
+
+  /** A node's companion in brief (certificates and disk), from the last certificate round; undefined when not known. */
+  companionSummary(name: string): CompanionSummary | undefined {
+    return this.lastCertificates?.nodes.find((node) => node.name === name)?.companion;
   }
 
   /** `actorFields`: more of who wrote, logged with the audit line (the fleet's HTTP layer: the client certificate's issuer and fingerprint). */
@@ -497,8 +549,24 @@ export class FleetService {
       return { result: nodeHealth(node, outcome), outcome };
     });
     const { nodes, ...summary } = evaluateHealth(results, this.config.healthy, this.scheduler.now());
-    const report: FleetHealthReport = { ...summary, round, nodes };
+    const report: FleetHealthReport = { ...summary, round, nodes: withCompanionSummaries(nodes, this.lastCertificates) };
     if (!this.stopped) this.metrics.recordHealth(report, this.isCurrent);
+    return report;
+  }
+
+  private async readCertificates(): Promise<FleetCertificateReport> {
+    const warningDays = fleetCertificateWarningDays;
+    const now = (): number => this.scheduler.now();
+    const { results, round } = await this.everyNode((node, signal) => readNodeCertificates(this.client, this.handshakes, node, signal, now, warningDays));
+    const report = fleetCertificateReport(results, round, now(), warningDays);
+    if (!this.stopped) this.lastCertificates = report;
+    return report;
+  }
+
+  private async readChannels(): Promise<FleetChannelReport> {
+    const { results, round } = await this.everyNode((node, signal) => readNodeHeights(this.client, node, signal, this.config.channels));
+    const report = this.channelTracker.record(results, round, this.isCurrent, this.scheduler.now());
+    if (!this.stopped) this.metrics.channels.record(report, this.isCurrent);
     return report;
   }
 

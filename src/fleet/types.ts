@@ -1,4 +1,5 @@
 /** The fleet's vocabulary: nodes, selectors, per-node outcomes and the events writes report. Types only. */
+import type { CompanionSummary } from './certificates';
 
 export const fleetDialects = ['peer', 'orderer', 'unknown'] as const;
 export type FleetDialect = (typeof fleetDialects)[number];
@@ -17,6 +18,8 @@ export interface FleetNode {
    * clusterIP, whose certificate names its DNS name).
    */
   readonly tlsServerName?: string;
+  /** Its companion (docs/companion.md), when the configuration names one: where the fleet asks /companion/report. */
+  readonly companion?: { readonly url: string };
 }
 
 /** Every given field must match; an empty selector selects every node. */
@@ -46,6 +49,8 @@ export interface NodeHealth {
   latencyMs: number;
   failed_checks: FailedCheck[];
   error?: string;
+  /** Its companion's certificates and disk in brief, from the last certificate round (src/fleet/certificates.ts); absent when not known. */
+  companion?: CompanionSummary;
 }
 
 export type LogSpecChangeResult = 'applied' | 'failed' | 'rolled_back' | 'rollback_failed';
@@ -81,6 +86,8 @@ export type FleetEvent =
       allOrNothing: boolean;
       nodes: NodeLogSpecChange[];
     }
-  | { type: 'fleet.logspec.putback'; actor: string; trigger: 'ttl' | 'cancel'; nodes: NodePutBack[] };
+  | { type: 'fleet.logspec.putback'; actor: string; trigger: 'ttl' | 'cancel'; nodes: NodePutBack[] }
+  /** The put-back ConfigMap was deleted, or its key removed or changed, by someone else while put-backs were pending: fabric-ops wrote them again. */
+  | { type: 'fleet.putbacks.rewritten'; actor: string; where: string; change: 'deleted' | 'key_removed' | 'changed'; nodes: string[] };
 
 export type FleetEventListener = (event: FleetEvent) => void;

@@ -15,8 +15,10 @@ export const kubernetesApiAccess = [
   // Fleet mode (src/fleet): nodes discovered from Services or Pods (list and watch by label selector) ...
   { feature: 'fleetDiscovery', apiGroup: '', resource: 'services', verbs: ['list', 'watch'] },
   { feature: 'fleetDiscovery', apiGroup: '', resource: 'pods', verbs: ['list', 'watch'] },
-  // ... and the pending put-backs kept in one named ConfigMap (get and update by name; create cannot be named).
-  { feature: 'fleetState', apiGroup: '', resource: 'configmaps', verbs: ['get', 'create', 'update'] },
+  // ... and the pending put-backs kept in one named ConfigMap: get and update by name (create cannot be
+  // named), and list and watch with fieldSelector metadata.name=<name> (the fleet watches it, to write
+  // the put-backs again when someone deletes it), so the Role can name it (resourceNames).
+  { feature: 'fleetState', apiGroup: '', resource: 'configmaps', verbs: ['get', 'create', 'update', 'list', 'watch'] },
 ] as const;
 
 /** Which part of fabric-ops makes a call: the chart grants each part's entries only when that part is on. */

@@ -25,12 +25,15 @@ test("Chart.yaml: version and appVersion are package.json's (helm package names 
   expect(chart).toMatchObject({ apiVersion: 'v2', name: 'fabric-ops', version: packageVersion, appVersion: packageVersion });
 });
 
-test.each(['alert-rules.yaml', 'fleet-alert-rules.yaml'])("the chart's %s is deploy/prometheus's, byte for byte (scripts/chart-sync-rules.sh)", (file) => {
-  const deployed = readFileSync(path.join(repoRoot, 'deploy', 'prometheus', file), 'utf8');
-  const shipped = readFileSync(path.join(chartDir, 'files', file), 'utf8');
-  expect(shipped).toBe(deployed);
-  expect((parse(deployed) as { groups: unknown[] }).groups.length).toBeGreaterThan(0);
-});
+test.each(['alert-rules.yaml', 'fleet-alert-rules.yaml', 'fleet-channel-alert-rules.yaml', 'companion-alert-rules.yaml'])(
+  "the chart's %s is deploy/prometheus's, byte for byte (scripts/chart-sync-rules.sh)",
+  (file) => {
+    const deployed = readFileSync(path.join(repoRoot, 'deploy', 'prometheus', file), 'utf8');
+    const shipped = readFileSync(path.join(chartDir, 'files', file), 'utf8');
+    expect(shipped).toBe(deployed);
+    expect((parse(deployed) as { groups: unknown[] }).groups.length).toBeGreaterThan(0);
+  },
+);
 
 describe('values documentation (scripts/chart-docs.js)', () => {
   const script = path.join(repoRoot, 'scripts', 'chart-docs.js');

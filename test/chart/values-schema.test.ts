@@ -155,10 +155,12 @@ const helmCommands: HelmCommand[] = blocks
   );
 
 const expectedHelmCommands = [
-  { file: 'README.md', command: 'helm install peer0-ops charts/fabric-ops -n org1' },
-  { file: 'README.md', command: 'helm install orderer0-ops charts/fabric-ops -n org1 --set dialect=orderer' },
+  // The README's quick start (test/integration/readme-quickstarts.test.ts checks it too).
+  { file: 'README.md', command: 'helm install peer0-ops charts/fabric-ops -n org1 --set serviceMonitor.enabled=true' },
+  { file: 'docs/kubernetes.md', command: 'helm install peer0-ops charts/fabric-ops -n org1' },
+  { file: 'docs/kubernetes.md', command: 'helm install orderer0-ops charts/fabric-ops -n org1 --set dialect=orderer' },
   {
-    file: 'README.md',
+    file: 'docs/kubernetes.md',
     command:
       'helm upgrade peer0-ops charts/fabric-ops -n org1 --set kubernetes.events.enabled=true --set kubernetes.logspecConfigMap.enabled=true --set kubernetes.logspecConfigMap.initialSpec=info',
   },
@@ -169,6 +171,9 @@ const expectedHelmCommands = [
     command:
       'helm install peer0-ops charts/fabric-ops -n org1 --set tls.provider=existingSecrets --set tls.existingSecrets.server=ops-server --set tls.existingSecrets.clientCA=ops-client-ca --set tls.existingSecrets.client=ops-scraper',
   },
+  // Companion mode (a sidecar of an existing peer), with the worked example's values.
+  { file: 'charts/fabric-ops/README.md', command: 'helm install org1-peer0-ops charts/fabric-ops -n org1 -f charts/fabric-ops/ci/companion-values.yaml' },
+  { file: 'docs/kubernetes-companion.md', command: 'helm install org1-peer0-ops charts/fabric-ops -n org1 -f charts/fabric-ops/ci/companion-values.yaml' },
 ];
 
 // ---------------------------------------------------------------------------------------------

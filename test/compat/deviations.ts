@@ -4,7 +4,7 @@ import { isHttpCase, type Answer, type AnyCase, type HttpCase } from './model';
  * The deliberate deviations of fabric-ops from Fabric's operations service. The differential
  * suite reads this table, live (test/real/compat) and in the replay of recordings (replay.test.ts):
  * a difference no entry explains fails the run, and so does an entry no case needs. Rendered into
- * README.md and docs/compatibility.md (`make compat`, `make compat-record`).
+ * docs/reference/deviations.md and docs/compatibility.md (`make compat`, `make compat-record`).
  *
  * A matcher must be narrow: it names the request it applies to and both answers, and never
  * hides a difference in the state afterwards unless the deviation is about that state.
@@ -330,7 +330,7 @@ export const deviations: readonly Deviation[] = [
     fabric:
       "3.0's peer applies the empty value: TLS off (plain HTTP where the file turns TLS on), metrics off (GET /metrics 404); 2.5, and 3.0's orderer, ignore it as fabric-ops does",
     ours: "read as unset on every release (2.5's rule): the file's value applies; one warning per empty variable says so, and that TLS stays as the file sets it",
-    why: 'an empty variable must never turn TLS off silently; 2.5 LTS behaviour; one rule for a fleet running 2.5 and 3.x side by side during an upgrade (README: environment overrides)',
+    why: 'an empty variable must never turn TLS off silently; 2.5 LTS behaviour; one rule for a fleet running 2.5 and 3.x side by side during an upgrade (docs/reference/configuration.md: how values are read)',
     releases: ['3.0'],
     matches(c, fabric, ours) {
       const v = values(c, fabric, ours, 'config');

@@ -12,7 +12,16 @@ import { StatsdListener } from './metrics';
 import { isHttpCase, type Answer, type FactCase, type HttpAnswer, type HttpCase } from './model';
 import { findRecordings, type LoadedRecording, type RecordedEntry } from './recording';
 import { releaseLine } from './releases';
-import { composeReport, renderNoRecording, renderReadmeSection, renderReport, replaceReadmeSection, splitReport, type ReleaseRun } from './report';
+import {
+  composeReport,
+  deviationsPage,
+  renderDeviationsSection,
+  renderNoRecording,
+  renderReport,
+  replaceDeviationsSection,
+  splitReport,
+  type ReleaseRun,
+} from './report';
 import {
   compareGenerated,
   compareHttpCases,
@@ -46,12 +55,12 @@ import { ResultBook } from './verdict';
  *
  * Always, recordings or not: fabric-ops on the sampleconfig of each release in
  * ../shared/fixtures/fabric-recorded/ answers GET /logspec, and /version and /healthz in the shape, as
- * those real nodes did; and the README's deviations section is what deviations.ts renders.
+ * those real nodes did; and docs/reference/deviations.md's table is what deviations.ts renders.
  */
 
 const root = repositoryRoot();
 const reportFile = path.join(root, 'docs/compatibility.md');
-const readmeFile = path.join(root, 'README.md');
+const deviationsFile = path.join(root, deviationsPage);
 const write = process.env.COMPAT_WRITE === '1';
 const found = findRecordings(root);
 const looked = found.looked.map((dir) => `${path.relative(root, dir)}/`);
@@ -244,15 +253,15 @@ if (found.recordings.length === 0) {
   });
 }
 
-describe('the README', () => {
+describe(deviationsPage, () => {
   test('its deviations section is what deviations.ts renders (COMPAT_WRITE=1 rewrites it)', () => {
-    const section = renderReadmeSection(deviations);
-    const readme = readFileSync(readmeFile, 'utf8');
-    if (write && !readme.includes(section)) writeFileSync(readmeFile, replaceReadmeSection(readme, section));
+    const section = renderDeviationsSection(deviations);
+    const page = readFileSync(deviationsFile, 'utf8');
+    if (write && !page.includes(section)) writeFileSync(deviationsFile, replaceDeviationsSection(page, section));
     expect(
-      readFileSync(readmeFile, 'utf8').includes(section)
+      readFileSync(deviationsFile, 'utf8').includes(section)
         ? []
-        : ['the README deviations section differs from deviations.ts: run `make compat` or COMPAT_WRITE=1 on this test'],
+        : [`the deviations section of ${deviationsPage} differs from deviations.ts: run \`make compat\` or COMPAT_WRITE=1 on this test`],
     ).toEqual([]);
   });
 });

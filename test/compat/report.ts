@@ -2,7 +2,7 @@ import type { Deviation } from './deviations';
 import { describeAnswer, isHttpCase, type CaseResult, type Verdict } from './model';
 
 /**
- * Renders docs/compatibility.md and the README's deviations section. Deterministic: no clock (the
+ * Renders docs/compatibility.md and the deviations section of docs/reference/deviations.md. Deterministic: no clock (the
  * dates shown are the recordings'), cases in the order the suite defines them, request ids reduced
  * to absent / echoed / uuid, generated cases summarised by category in seed order.
  *
@@ -230,28 +230,30 @@ export function renderReport(input: ReportInput): string {
   return `${out.join('\n').trimEnd()}\n`;
 }
 
-export const readmeBegin = '<!-- BEGIN GENERATED: deviations -->';
-export const readmeEnd = '<!-- END GENERATED: deviations -->';
+/** The page whose marked section is the deviation table (the README's until the docs moved to docs/). */
+export const deviationsPage = 'docs/reference/deviations.md';
+export const deviationsBegin = '<!-- BEGIN GENERATED: deviations -->';
+export const deviationsEnd = '<!-- END GENERATED: deviations -->';
 
-/** The README section between the markers. */
-export function renderReadmeSection(deviations: readonly Deviation[]): string {
+/** The section of docs/reference/deviations.md between the markers. */
+export function renderDeviationsSection(deviations: readonly Deviation[]): string {
   return [
-    readmeBegin,
+    deviationsBegin,
     '',
     renderDeviationTable(deviations),
     '',
     "Every other answer is the same as Fabric's; `docs/compatibility.md` lists each case compared (`make compat`).",
     '',
-    readmeEnd,
+    deviationsEnd,
   ].join('\n');
 }
 
-/** Replaces the marked section of a README; throws when the markers are missing. */
-export function replaceReadmeSection(readme: string, section: string): string {
-  const begin = readme.indexOf(readmeBegin);
-  const end = readme.indexOf(readmeEnd);
-  if (begin < 0 || end < begin) throw new Error(`README.md has no ${readmeBegin} ... ${readmeEnd} section`);
-  return readme.slice(0, begin) + section + readme.slice(end + readmeEnd.length);
+/** Replaces the marked section of the deviations page; throws when the markers are missing. */
+export function replaceDeviationsSection(page: string, section: string): string {
+  const begin = page.indexOf(deviationsBegin);
+  const end = page.indexOf(deviationsEnd);
+  if (begin < 0 || end < begin) throw new Error(`${deviationsPage} has no ${deviationsBegin} ... ${deviationsEnd} section`);
+  return page.slice(0, begin) + section + page.slice(end + deviationsEnd.length);
 }
 
 /** docs/compatibility.md without any recording: says so, where the replay looked, and how to make one. */

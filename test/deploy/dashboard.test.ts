@@ -132,7 +132,8 @@ describe('the Grafana dashboard', () => {
     ]);
     const row = panels.find((p) => p.type === 'row' && p.title.startsWith('Fleet'));
     expect(row).toBeDefined();
-    const fleetPanels = dataPanels.filter((p) => p.targets?.some((t) => t.expr.includes('fleet_')));
+    // The chains have their own row (test/deploy/fleet-channel-alert-rules.test.ts).
+    const fleetPanels = dataPanels.filter((p) => p.targets?.some((t) => t.expr.includes('fleet_') && !/fleet_(channel|node_channels)_/.test(t.expr)));
     expect(fleetPanels.length).toBe(7);
     expect(fleetPanels.every((p) => p.gridPos.y > (row?.gridPos.y ?? Infinity))).toBe(true);
   });

@@ -11,6 +11,7 @@ export const dashboardFile = join(deployDir, 'grafana', 'fabric-ops-dashboard.js
 export const rulesFile = join(deployDir, 'prometheus', 'alert-rules.yaml');
 export const rulesTestFile = join(deployDir, 'prometheus', 'alert-rules.test.yaml');
 export const fleetRulesFile = join(deployDir, 'prometheus', 'fleet-alert-rules.yaml');
+export const fleetChannelRulesFile = join(deployDir, 'prometheus', 'fleet-channel-alert-rules.yaml');
 export const companionRulesFile = join(deployDir, 'prometheus', 'companion-alert-rules.yaml');
 export const companionRulesTestFile = join(deployDir, 'prometheus', 'companion-alert-rules.test.yaml');
 export const prometheusConfigFile = join(deployDir, 'prometheus', 'prometheus.yml');

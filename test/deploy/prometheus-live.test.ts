@@ -34,7 +34,16 @@ import { freeTcpPort } from '../support/ports';
 import { requireCommand } from '../support/prerequisites';
 import { spawnPrometheus } from '../support/prometheus-server';
 import { delay, waitFor } from '../support/wait';
-import { companionRulesFile, dashboardQueries, fleetRulesFile, prometheusConfigFile, readDashboard, rulesFile, run } from './deploy-files';
+import {
+  companionRulesFile,
+  dashboardQueries,
+  fleetChannelRulesFile,
+  fleetRulesFile,
+  prometheusConfigFile,
+  readDashboard,
+  rulesFile,
+  run,
+} from './deploy-files';
 
 const queries = dashboardQueries(readDashboard());
 
@@ -283,6 +292,11 @@ beforeAll(async () => {
     config: testConfig({ operations: { tls }, metrics: { provider: 'prometheus' } }),
     logStream: new PassThrough().resume(),
   });
+  // The fleet's node stands for a peer on one channel: Fabric's ledger height gauge, which the fleet's channel rounds read.
+  fleetNode.metrics
+    .newGauge({ namespace: 'ledger', name: 'blockchain_height', help: 'Height of the chain in blocks.', labelNames: ['channel'] })
+    .with({ channel: 'mychannel' })
+    .set(7);
   const fleetConfig = fleetConfigFrom(
     {
       stateDirectory: join(dir, 'fleet-state'),
@@ -342,6 +356,7 @@ beforeAll(async () => {
   await writeFile(join(dir, 'prometheus.yml'), stringify(testPrometheusConfig(shipped)));
   await copyFile(rulesFile, join(dir, 'alert-rules.yaml'));
   await copyFile(fleetRulesFile, join(dir, 'fleet-alert-rules.yaml'));
+  await copyFile(fleetChannelRulesFile, join(dir, 'fleet-channel-alert-rules.yaml'));
   await copyFile(companionRulesFile, join(dir, 'companion-alert-rules.yaml'));
 
   const run = spawnPrometheus([`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`], (chunk) => {
@@ -370,7 +385,7 @@ afterAll(async () => {
 describe('deploy/prometheus/prometheus.yml', () => {
   test('keeps its mTLS scrape job: scheme https, tls_config with the three files and server_name, rules beside it', async () => {
     const shipped = parse(await readFile(prometheusConfigFile, 'utf8')) as PrometheusConfig;
-    expect(shipped.rule_files).toEqual(['alert-rules.yaml', 'fleet-alert-rules.yaml', 'companion-alert-rules.yaml']);
+    expect(shipped.rule_files).toEqual(['alert-rules.yaml', 'fleet-alert-rules.yaml', 'fleet-channel-alert-rules.yaml', 'companion-alert-rules.yaml']);
     expect(shipped.scrape_configs).toHaveLength(1);
     const job = shipped.scrape_configs[0];
     expect(job?.job_name).toContain('fabric-ops');
@@ -380,7 +395,7 @@ describe('deploy/prometheus/prometheus.yml', () => {
 
   test('passes `promtool check config` with its files present (and the rules it loads)', async () => {
     const result = await run('promtool', ['check', 'config', join(dir, 'prometheus.yml')]);
-    expect(result.output).toContain('SUCCESS: 3 rule files found');
+    expect(result.output).toContain('SUCCESS: 4 rule files found');
     expect(result.code).toBe(0);
   });
 
@@ -503,6 +518,33 @@ describe('the fleet rows against the real Prometheus', () => {
   });
 });
 
+describe('the fleet channels row against the real Prometheus (docs/fleet-channels.md)', () => {
+  test("the node's height on its channel, its lag, the channel's highest height, and the closed port's heights not read", async () => {
+    const values = async (expr: string): Promise<Record<string, string>> => {
+      const result = await poll(expr, async () => {
+        const data = await apiGet<{ result: VectorSample[] }>(`/api/v1/query?query=${encodeURIComponent(expand(expr))}`);
+        return data.result.length > 0 ? data.result : undefined;
+      });
+      const key = (metric: Record<string, string>): string =>
+        ['channel', 'node', 'dialect', 'instance']
+          .map((label) => metric[label])
+          .filter((value) => value !== undefined)
+          .join(' ');
+      return Object.fromEntries(result.map((sample) => [key(sample.metric), sample.value[1]]));
+    };
+    const exprs = new Set(queries.map((q) => q.expr));
+    const heights = 'max by (channel, node, dialect) (fleet_channel_height{job=~"$job", instance=~"$instance"})';
+    const lag = 'max by (channel, node, dialect) (fleet_channel_lag{job=~"$job", instance=~"$instance"})';
+    const highest = 'max by (channel) (fleet_channel_highest_height{job=~"$job", instance=~"$instance"})';
+    const unread = 'sum by (instance) (1 - fleet_node_channels_read{job=~"$job", instance=~"$instance"})';
+    for (const expr of [heights, lag, highest, unread]) expect(exprs).toContain(expr);
+    expect(await values(heights)).toEqual({ 'mychannel ops-node peer': '7' });
+    expect(await values(lag)).toEqual({ 'mychannel ops-node peer': '0' });
+    expect(await values(highest)).toEqual({ mychannel: '7' });
+    expect(await values(unread)).toEqual({ [target]: '1' });
+  });
+});
+
 describe('deploy/prometheus/alert-rules.yaml loaded by the real Prometheus', () => {
   test('every rule evaluates without error', async () => {
     interface Rule {
@@ -518,7 +560,11 @@ describe('deploy/prometheus/alert-rules.yaml loaded by the real Prometheus', () 
     expect(rules.map((rule) => [rule.name, rule.health, rule.lastError ?? '']).sort()).toEqual([
       ['FabricOpsCertificateExpiringSoon', 'ok', ''],
       ['FabricOpsCompanionNodeFailing', 'ok', ''],
+      ['FabricOpsFleetChannelNodeBehind', 'ok', ''],
+      ['FabricOpsFleetChannelNodeStalled', 'ok', ''],
+      ['FabricOpsFleetChannelNotMoving', 'ok', ''],
       ['FabricOpsFleetNodeCertificateExpiringSoon', 'ok', ''],
+      ['FabricOpsFleetNodeChannelsUnreadable', 'ok', ''],
       ['FabricOpsFleetNodeDown', 'ok', ''],
       ['FabricOpsFleetNodeUnhealthy', 'ok', ''],
       ['FabricOpsFleetPutBackFailing', 'ok', ''],

@@ -91,6 +91,15 @@ export class FabricNodes {
     await Promise.all(this.picked.map((node) => node.start()));
   }
 
+  /**
+   * Moves the recorded network to `step` (FabricNetwork.setStep): every node serves that step's
+   * /metrics; a node the recording had stopped then is stopped, and started again at a later step
+   * that has it back.
+   */
+  async setStep(step: number): Promise<void> {
+    await this.network.setStep(step);
+  }
+
   /** Stops every node: connections to its port are refused until up(). */
   async down(): Promise<void> {
     await Promise.all(this.picked.map((node) => node.stop()));

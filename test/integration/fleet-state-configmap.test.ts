@@ -99,7 +99,7 @@ function rbacOf(received: ReceivedRequest): string {
   const match = /^\/api\/v1\/namespaces\/[^/]+\/([^/]+)(\/[^/]+)?$/.exec(received.path);
   if (!match) return `not a namespaced core API path: ${received.path}`;
   const verbs: Record<string, string> = { POST: 'create', PUT: 'update', PATCH: 'patch' };
-  return `${match[1]}/${received.method === 'GET' ? (match[2] ? 'get' : 'list') : (verbs[received.method] ?? received.method)}`;
+  return `${match[1]}/${received.method === 'GET' ? (match[2] ? 'get' : received.query.get('watch') === 'true' ? 'watch' : 'list') : (verbs[received.method] ?? received.method)}`;
 }
 
 beforeAll(async () => {

@@ -35,13 +35,13 @@ function freePort(): Promise<number> {
   });
 }
 
-/** The shell lines of the README's compose-commands block. */
+/** The shell lines of the compose-commands block of docs/container.md (the README's until the docs moved to docs/). */
 async function readmeComposeCommands(): Promise<string[]> {
-  const readme = await readFile(join(repoRoot, 'README.md'), 'utf8');
+  const readme = await readFile(join(repoRoot, 'docs', 'container.md'), 'utf8');
   const marker = readme.indexOf('<!-- compose-commands');
-  if (marker < 0) throw new Error('README.md has no compose-commands marker');
+  if (marker < 0) throw new Error('docs/container.md has no compose-commands marker');
   const block = /```sh\n([\s\S]*?)```/.exec(readme.slice(marker));
-  if (!block?.[1]) throw new Error('README.md: no sh block after the compose-commands marker');
+  if (!block?.[1]) throw new Error('docs/container.md: no sh block after the compose-commands marker');
   return block[1].split('\n').filter((line) => line.trim() !== '');
 }
 

@@ -251,18 +251,18 @@ function accepts(host: string, port: number): Promise<boolean> {
   });
 }
 
-/** README.md, "Container image": the first `docker run` of its first sh block, in words (continuations joined, the comment dropped). */
+/** docs/container.md (the README's until the docs moved to docs/), "Container image": the first `docker run` of its first sh block, in words (continuations joined, the comment dropped). */
 async function readmeFirstDockerRun(): Promise<string[]> {
-  const readme = await readFile(join(repoRoot, 'README.md'), 'utf8');
+  const readme = await readFile(join(repoRoot, 'docs', 'container.md'), 'utf8');
   const section = readme.split(/^## /m).find((part) => part.startsWith('Container image\n'));
-  if (section === undefined) throw new Error('README.md has no "## Container image" section');
+  if (section === undefined) throw new Error('docs/container.md has no "## Container image" section');
   const block = /```sh\n([\s\S]*?)```/.exec(section)?.[1];
-  if (block === undefined) throw new Error('README.md, "Container image": no sh block');
+  if (block === undefined) throw new Error('docs/container.md, "Container image": no sh block');
   const line = block
     .replace(/\\\n\s*/g, ' ')
     .split('\n')
     .find((text) => text.startsWith('docker run '));
-  if (line === undefined) throw new Error('README.md, "Container image": no docker run line in its first sh block');
+  if (line === undefined) throw new Error('docs/container.md, "Container image": no docker run line in its first sh block');
   const words = line
     .replace(/\s+#\s.*$/, '')
     .trim()

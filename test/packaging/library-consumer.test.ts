@@ -2,7 +2,7 @@
  * The library as a user gets it (issue 21 item 12): this checkout built and packed (`npm run build`,
  * `npm pack` in a temporary copy), the tarball installed into fresh TypeScript projects, one per
  * module resolution (node16, nodenext, bundler, node) with and without esModuleInterop, and every
- * TypeScript snippet of README.md (each marked `<!-- ts-check {...} -->`) compiled there with the
+ * TypeScript snippet of README.md and docs/ (each marked `<!-- ts-check {...} -->`) compiled there with the
  * repository's TypeScript. The published types must not pull zod's declarations into the
  * program. `attw --pack` (Are the Types Wrong?) must find no problem.
  *
@@ -13,7 +13,7 @@
 import { execFile } from 'node:child_process';
 import { cp, mkdir, mkdtemp, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { repoRoot } from './image-build';
 
 const tsc = join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc');
@@ -34,9 +34,10 @@ interface PackageJson {
   typesVersions?: unknown;
 }
 
-/** A README snippet and how to compile it, from its marker. */
+/** A snippet of the docs and how to compile it, from its marker. */
 interface Snippet {
-  /** Line of the opening fence in README.md. */
+  /** The page (README.md, or a page of docs/) and the line of the opening fence in it. */
+  file: string;
   line: number;
   code: string;
   /** esm: top-level await (an ES module); cjs: a CommonJS module (a chaincode's main module). */
@@ -49,14 +50,27 @@ interface Snippet {
 
 const markerPattern = /<!-- ts-check (\{.*?\}) -->\n```ts\n([\s\S]*?)```/g;
 
-function readmeSnippets(readme: string): Snippet[] {
+function readmeSnippets(file: string, readme: string): Snippet[] {
   const snippets: Snippet[] = [];
   for (const match of readme.matchAll(markerPattern)) {
-    const options = JSON.parse(match[1] ?? '{}') as Omit<Snippet, 'line' | 'code'>;
+    const options = JSON.parse(match[1] ?? '{}') as Omit<Snippet, 'file' | 'line' | 'code'>;
     const line = readme.slice(0, match.index).split('\n').length + 1;
-    snippets.push({ ...options, line, code: match[2] ?? '' });
+    snippets.push({ ...options, file, line, code: match[2] ?? '' });
   }
   return snippets;
+}
+
+/** README.md and every page of docs/ (relative to the repository), with their text; not docs/reference/api.md, whose blocks are the declarations themselves (scripts/api-report.ts), not snippets. */
+async function documentationPages(): Promise<Array<{ file: string; text: string }>> {
+  const files = ['README.md'];
+  const walk = async (dir: string): Promise<void> => {
+    for (const entry of (await readdir(join(repoRoot, dir), { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name))) {
+      if (entry.isDirectory()) await walk(`${dir}/${entry.name}`);
+      else if (entry.name.endsWith('.md') && `${dir}/${entry.name}` !== 'docs/reference/api.md') files.push(`${dir}/${entry.name}`);
+    }
+  };
+  await walk('docs');
+  return Promise.all(files.map(async (file) => ({ file, text: await readFile(join(repoRoot, file), 'utf8') })));
 }
 
 interface Resolution {
@@ -132,7 +146,7 @@ beforeAll(async () => {
     await mkdir(join(installed, name, '..'), { recursive: true });
     await symlink(join(sharedModules, name), join(installed, name));
   }
-  snippets = readmeSnippets(await readFile(join(repoRoot, 'README.md'), 'utf8'));
+  snippets = (await documentationPages()).flatMap(({ file, text }) => readmeSnippets(file, text));
 }, 10 * 60_000);
 
 afterAll(async () => {
@@ -143,11 +157,12 @@ test('package.json declares typesVersions, so that moduleResolution node finds f
   expect(realPackage.typesVersions).toEqual(typesVersions);
 });
 
-test('every TypeScript block of README.md carries a ts-check marker', async () => {
-  const readme = await readFile(join(repoRoot, 'README.md'), 'utf8');
-  const blocks = readme.match(/^```ts$/gm) ?? [];
+test('every TypeScript block of README.md and docs/ carries a ts-check marker', async () => {
+  const pages = await documentationPages();
+  const blocks = pages.flatMap(({ text }) => text.match(/^```ts$/gm) ?? []);
   expect(blocks.length).toBeGreaterThanOrEqual(3);
   expect(snippets).toHaveLength(blocks.length);
+  expect(snippets.filter((snippet) => snippet.file === 'README.md').length).toBeGreaterThanOrEqual(2);
   expect(snippets.some((snippet) => snippet.code.includes("from 'fabric-ops/chaincode'"))).toBe(true);
 });
 
@@ -173,7 +188,7 @@ describe.each(resolutions)('a TypeScript project with moduleResolution $name', (
         const extension = resolution.nodeModules && snippet.module === 'esm' ? 'mts' : 'ts';
         const dir = join(project, `snippet${index}`);
         await mkdir(dir);
-        const file = `snippet${index}/readme-line-${snippet.line}.${extension}`;
+        const file = `snippet${index}/${basename(snippet.file, '.md')}-line-${snippet.line}.${extension}`;
         await writeFile(join(project, file), `${snippet.prelude ?? ''}\n${snippet.code}\nexport {};\n`);
         for (const [name, source] of Object.entries(snippet.files ?? {})) await writeFile(join(dir, `${name}.ts`), source);
         files.push(file);

@@ -44,6 +44,8 @@ import { requireCommand } from './prerequisites';
  *   gzipped (promhttp compresses for a client that accepts gzip).
  * - Steps: setStep(n) serves `metrics-<n>.txt`; FabricNetwork.setStep stops the nodes
  *   `heights-<n>.txt` says were stopped and starts them again when a later step has them back.
+ *   setHeight(channel, n) serves another height in the recording's own height line (a node
+ *   between two steps: catching up, or its chain stopped while the others moved).
  * - stop() closes the port (connections refused) and keeps it reserved; start() listens on the same
  *   port again with the recorded spec (a restarted node reads core.yaml again), the same certificate.
  */
@@ -616,6 +618,7 @@ export class FabricDouble {
   private currentSpec: string;
   private currentStep = 0;
   private failedChecks: FailedCheck[] = [];
+  private readonly heightOverrides = new Map<string, number>();
   private port = 0;
   private listener: net.Server | null = null;
   private reservation: net.BoundSocket | null = null;
@@ -676,6 +679,17 @@ export class FabricDouble {
   setStep(step: number): void {
     if (this.running && !this.hasRecording(step)) throw new Error(`${this.name} (${this.release}) has no recording at step ${step}: stop it first`);
     this.currentStep = step;
+  }
+
+  /**
+   * /metrics serves `height` as the channel's `ledger_blockchain_height` instead of the recorded
+   * one (a node catching up between two recorded steps, or one whose chain stopped while the
+   * others moved), in the recording's own line; null serves the recording again. Every other
+   * line stays as recorded.
+   */
+  setHeight(channel: string, height: number | null): void {
+    if (height === null) this.heightOverrides.delete(channel);
+    else this.heightOverrides.set(channel, height);
   }
 
   /** /healthz answers 503 with these failed checks; [] makes it healthy again. */
@@ -835,7 +849,14 @@ export class FabricDouble {
 
   /** promhttp: any method, the Prometheus text format. */
   private metrics(res: ServerResponse): void {
-    res.writeHead(200, { 'Content-Type': 'text/plain; version=0.0.4; charset=utf-8' }).end(this.recorded(`metrics-${this.currentStep}.txt`));
+    let text = this.recorded(`metrics-${this.currentStep}.txt`);
+    if (this.heightOverrides.size > 0) {
+      text = text.replace(/^ledger_blockchain_height\{channel="([^"]*)"\} \S+$/gm, (line, channel: string) => {
+        const height = this.heightOverrides.get(channel);
+        return height === undefined ? line : `ledger_blockchain_height{channel="${channel}"} ${height}`;
+      });
+    }
+    res.writeHead(200, { 'Content-Type': 'text/plain; version=0.0.4; charset=utf-8' }).end(text);
   }
 }
 

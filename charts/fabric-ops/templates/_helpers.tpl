@@ -38,9 +38,11 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
 {{- end -}}
 
-{{/* The operations port: the value, or Fabric's default for the dialect. */}}
+{{/* The port of the server: in companion mode the sidecar's, else the value or Fabric's default for the dialect. */}}
 {{- define "fabric-ops.port" -}}
-{{- if .Values.operations.port -}}
+{{- if .Values.companion.enabled -}}
+{{- .Values.companion.port -}}
+{{- else if .Values.operations.port -}}
 {{- .Values.operations.port -}}
 {{- else if eq .Values.dialect "orderer" -}}
 8443
@@ -197,7 +199,9 @@ environment; what each part may do is in the Roles (src/kubernetes/access.ts, by
 
 {{/* Whether the chart creates the ServiceAccount: serviceAccount.create, or (null) when the Kubernetes integration needs one. */}}
 {{- define "fabric-ops.serviceAccountCreate" -}}
-{{- if kindIs "invalid" .Values.serviceAccount.create -}}
+{{- if .Values.companion.enabled -}}
+{{- /* The pod is the node's, with the node's account (serviceAccount.name). */ -}}
+{{- else if kindIs "invalid" .Values.serviceAccount.create -}}
 {{- include "fabric-ops.kubernetesApi" . -}}
 {{- else if .Values.serviceAccount.create -}}true{{- end -}}
 {{- end -}}
@@ -226,6 +230,7 @@ Render-time refusals: combinations that cannot work, with why and what to set in
 Included by the Deployment, so every render runs it.
 */}}
 {{- define "fabric-ops.validate" -}}
+{{- include "fabric-ops.validateCompanion" . -}}
 {{- include "fabric-ops.validateFleet" . -}}
 {{- range $name, $value := .Values.env -}}
 {{- if not (kindIs "string" $value) -}}
@@ -246,8 +251,8 @@ Included by the Deployment, so every render runs it.
 {{- if and .Values.tls.clientAuthRequired (not (include "fabric-ops.tlsEnabled" .)) -}}
 {{- fail "tls.clientAuthRequired=true needs TLS, but tls.provider=none serves plain HTTP, where no client certificate can be asked for (the setting would be silently dropped and every endpoint left open). Set tls.provider=certManager or existingSecrets, or tls.clientAuthRequired=false" -}}
 {{- end -}}
-{{- /* Only the readiness probe asks /healthz, which runs the checkers; startup and liveness ask /version. */ -}}
-{{- if and .Values.probes.enabled (not .Values.config.existingConfigMap) -}}
+{{- /* Only the readiness probe asks /healthz, which runs the checkers; startup and liveness ask /version. The sidecar has no readiness probe. */ -}}
+{{- if and .Values.probes.enabled (not .Values.config.existingConfigMap) (not .Values.companion.enabled) -}}
 {{- $timeoutMs := float64 (include "fabric-ops.durationMs" .Values.config.healthCheck.timeout) -}}
 {{- $seconds := .Values.probes.readiness.timeoutSeconds -}}
 {{- if ge $timeoutMs (float64 (mul $seconds 1000)) -}}
@@ -305,15 +310,24 @@ Included by the Deployment, so every render runs it.
 {{- fail "podDisruptionBudget: set minAvailable or maxUnavailable, not both (set the other to null)" -}}
 {{- end -}}
 {{- $managed := list "FABRIC_CFG_PATH" "FABRIC_LOGGING_SPEC" "FABRIC_LOGGING_FORMAT" -}}
+{{- if .Values.companion.enabled -}}
+{{- /* In companion mode operations.* and Operations.* are the node's (the node's overrides are welcome); the companion's own settings are pinned. */ -}}
+{{- range $dialect := list "peer" "orderer" -}}
+{{- range $_, $key := fromYaml (include "fabric-ops.companionKeys" $dialect) -}}
+{{- $managed = append $managed (include "fabric-ops.envName" (dict "dialect" $dialect "key" $key)) -}}
+{{- end -}}
+{{- end -}}
+{{- else -}}
 {{- range $key := list "operations.listenAddress" "operations.tls.enabled" "operations.tls.cert.file" "operations.tls.key.file" "operations.tls.clientRootCAs.files" "operations.tls.clientAuthRequired" "operations.healthCheck.containerRuntime.type" "operations.healthCheck.containerRuntime.endpoint" "vm.endpoint" -}}
 {{- $managed = append $managed (include "fabric-ops.envName" (dict "dialect" "peer" "key" $key)) -}}
 {{- end -}}
 {{- range $key := list "Operations.ListenAddress" "Operations.TLS.Enabled" "Operations.TLS.Certificate" "Operations.TLS.PrivateKey" "Operations.TLS.ClientRootCAs" "Operations.TLS.ClientAuthRequired" "Operations.HealthCheck.ContainerRuntime.Type" "Operations.HealthCheck.ContainerRuntime.Endpoint" -}}
 {{- $managed = append $managed (include "fabric-ops.envName" (dict "dialect" "orderer" "key" $key)) -}}
 {{- end -}}
+{{- end -}}
 {{- range $name, $_ := .Values.env -}}
 {{- if has $name $managed -}}
-{{- fail (printf "env.%s is set by the chart (it must match the pod's mounts, port and runtime socket); use the chart's values instead: operations.*, tls.*, runtimeSocket.*, logging.*" $name) -}}
+{{- fail (printf "env.%s is set by the chart (it must match the pod's mounts, port and runtime socket); use the chart's values instead: %s" $name (ternary "companion.*, operations.listenHost, tls.*, config.*, kubernetes.*, logging.*" "operations.*, tls.*, runtimeSocket.*, logging.*" .Values.companion.enabled)) -}}
 {{- end -}}
 {{- end -}}
 {{- if include "fabric-ops.kubernetesApi" . -}}
@@ -334,6 +348,9 @@ Included by the Deployment, so every render runs it.
 {{- if hasPrefix "fleet-group-" $volume.name -}}
 {{- fail (printf "extraVolumes[%d].name=%s is taken: names starting fleet-group- are the chart's (fleet groups' Secrets); choose another name" $i $volume.name) -}}
 {{- end -}}
+{{- if hasPrefix "fabric-ops-" $volume.name -}}
+{{- fail (printf "extraVolumes[%d].name=%s is taken: names starting fabric-ops- are the chart's (the companion's volumes in the node's pod); choose another name" $i $volume.name) -}}
+{{- end -}}
 {{- if has $volume.name $volumes -}}
 {{- fail (printf "extraVolumes[%d].name=%s is taken: the chart's volumes are %s; choose another name" $i $volume.name (join ", " (list "config" "tls-server" "tls-client-ca" "runtime-socket" "fleet-config" "fleet-state"))) -}}
 {{- end -}}
@@ -343,10 +360,21 @@ Included by the Deployment, so every render runs it.
 {{- if include "fabric-ops.tlsEnabled" . -}}{{- $paths = concat $paths (list (include "fabric-ops.serverTlsDir" .) (include "fabric-ops.clientCADir" .)) -}}{{- end -}}
 {{- if .Values.runtimeSocket.enabled -}}{{- $paths = append $paths (include "fabric-ops.runtimeSocketPath" .) -}}{{- end -}}
 {{- if .Values.fleet.enabled -}}{{- $paths = concat $paths (list (include "fabric-ops.fleetConfigDir" .) (include "fabric-ops.fleetGroupsDir" .) (include "fabric-ops.fleetStateMount" .)) -}}{{- end -}}
+{{- if .Values.companion.enabled -}}
+{{- $paths = append (without $paths (include "fabric-ops.configDir" .)) (include "fabric-ops.companionStateMount" .) -}}
+{{- range $i, $mount := .Values.companion.volumeMounts -}}
+{{- if has (trimSuffix "/" $mount.mountPath) $paths -}}
+{{- fail (printf "companion.volumeMounts[%d].mountPath=%s is where the chart mounts the sidecar's own files (%s); choose another path" $i $mount.mountPath (join ", " $paths)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
 {{- range $i, $mount := .Values.extraVolumeMounts -}}
 {{- if has (trimSuffix "/" $mount.mountPath) $paths -}}
 {{- fail (printf "extraVolumeMounts[%d].mountPath=%s is where the chart mounts its own files (%s); choose another path" $i $mount.mountPath (join ", " $paths)) -}}
 {{- end -}}
+{{- end -}}
+{{- if and .Values.companion.enabled (include "fabric-ops.kubernetesApi" .) (not .Values.serviceAccount.name) -}}
+{{- fail "kubernetes.events.enabled / kubernetes.logspecConfigMap.enabled in companion mode need the node pod's ServiceAccount, which the Role is bound to (the sidecar runs with the node pod's account and token), but serviceAccount.name is empty: set it to the account the node's pod runs as (kubectl get pod <node pod> -o jsonpath='{.spec.serviceAccountName}')" -}}
 {{- end -}}
 {{- if and (include "fabric-ops.kubernetesApi" .) (not (include "fabric-ops.serviceAccountName" .)) -}}
 {{- fail "kubernetes.events.enabled / kubernetes.logspecConfigMap.enabled / fleet.discovery.kubernetes / fleet.stateConfigMap need a ServiceAccount to bind the Role to, but serviceAccount.create=false and serviceAccount.name is empty: set serviceAccount.name to an existing account, or serviceAccount.create=true (or null)" -}}
@@ -401,7 +429,11 @@ an optional trailing "." (that logger only). The service exits 2 on anything els
 
 {{/* The variable that overrides the metrics provider (CORE_METRICS_PROVIDER, ORDERER_METRICS_PROVIDER). */}}
 {{- define "fabric-ops.metricsProviderVar" -}}
+{{- if .Values.companion.enabled -}}
+{{- include "fabric-ops.envName" (dict "dialect" .Values.dialect "key" (ternary "Operations.Companion.MetricsProvider" "operations.companion.metricsProvider" (eq .Values.dialect "orderer"))) -}}
+{{- else -}}
 {{- include "fabric-ops.envName" (dict "dialect" .Values.dialect "key" (ternary "Metrics.Provider" "metrics.provider" (eq .Values.dialect "orderer"))) -}}
+{{- end -}}
 {{- end -}}
 
 {{/* The provider the service will use: env's variable wins over the file, as in Fabric. */}}
@@ -435,7 +467,7 @@ an optional trailing "." (that logger only). The service exits 2 on anything els
 {{- if and .Values.prometheusRule.enabled (or .Values.prometheusRule.force (include "fabric-ops.monitoringApi" .)) -}}true{{- end -}}
 {{- end -}}
 
-{{/* Fleet mode (README "Fleet"): where the pod sees the fleet configuration, the groups' Secrets and the state. */}}
+{{/* Fleet mode (docs/fleet.md): where the pod sees the fleet configuration, the groups' Secrets and the state. */}}
 {{- define "fabric-ops.fleetConfigDir" -}}/etc/fabric-ops/fleet{{- end -}}
 {{- define "fabric-ops.fleetGroupsDir" -}}/etc/fabric-ops/fleet-groups{{- end -}}
 {{/*
@@ -584,3 +616,249 @@ files at its mounts and the state directory on the fleet-state volume.
 {{- end -}}
 {{- end -}}
 {{- end -}}
+
+{{/*
+Companion mode (docs/kubernetes-companion.md): fabric-ops as a sidecar in the node's pod. Where the
+sidecar sees its own files; the node's are where companion.volumeMounts put them.
+*/}}
+{{- define "fabric-ops.companionStateMount" -}}/var/lib/fabric-ops/companion{{- end -}}
+{{- define "fabric-ops.companionStateDir" -}}/var/lib/fabric-ops/companion/state{{- end -}}
+{{- define "fabric-ops.companionPortName" -}}fabric-ops{{- end -}}
+{{- define "fabric-ops.companionConfigMapName" -}}{{- printf "%s-companion" (include "fabric-ops.fullname" .) | trunc 63 | trimSuffix "-" -}}{{- end -}}
+
+{{/*
+The companion's own settings, pinned by environment variables (the node's file is the node's: only
+these keys, fabric-ops' own, are set for the sidecar), as a dict of the dialect's key paths.
+*/}}
+{{- define "fabric-ops.companionKeys" -}}
+{{- if eq . "orderer" -}}
+{{- toYaml (dict "enabled" "Operations.Companion.Enabled" "listen" "Operations.Companion.ListenAddress" "provider" "Operations.Companion.MetricsProvider" "tls" "Operations.Companion.TLS.Enabled" "cert" "Operations.Companion.TLS.Certificate" "key" "Operations.Companion.TLS.PrivateKey" "clientCAs" "Operations.Companion.TLS.ClientRootCAs" "clientAuth" "Operations.Companion.TLS.ClientAuthRequired" "state" "Operations.Companion.LogSpec.StateDirectory" "timeout" "Operations.HealthCheck.Timeout" "runtime" "Operations.HealthCheck.ContainerRuntime.Type" "events" "Operations.Kubernetes.Events.Enabled" "expiry" "Operations.Kubernetes.Events.CertificateExpiryWarningDays" "logspec" "Operations.Kubernetes.LogspecConfigMap.Name") -}}
+{{- else -}}
+{{- toYaml (dict "enabled" "operations.companion.enabled" "listen" "operations.companion.listenAddress" "provider" "operations.companion.metricsProvider" "tls" "operations.companion.tls.enabled" "cert" "operations.companion.tls.cert.file" "key" "operations.companion.tls.key.file" "clientCAs" "operations.companion.tls.clientRootCAs.files" "clientAuth" "operations.companion.tls.clientAuthRequired" "state" "operations.companion.logspec.stateDirectory" "timeout" "operations.healthCheck.timeout" "runtime" "operations.healthCheck.containerRuntime.type" "events" "operations.kubernetes.events.enabled" "expiry" "operations.kubernetes.events.certificateExpiryWarningDays" "logspec" "operations.kubernetes.logspecConfigMap.name") -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "fabric-ops.companionPinnedSettings" -}}
+{{- $tls := include "fabric-ops.tlsEnabled" . -}}
+{{- $cert := printf "%s/tls.crt" (include "fabric-ops.serverTlsDir" .) -}}
+{{- $key := printf "%s/tls.key" (include "fabric-ops.serverTlsDir" .) -}}
+{{- $clientCA := printf "%s/ca.crt" (include "fabric-ops.clientCADir" .) -}}
+{{- $s := dict -}}
+{{- $k := fromYaml (include "fabric-ops.companionKeys" .Values.dialect) -}}
+{{- $_ := set $s $k.enabled "true" -}}
+{{- $_ := set $s $k.listen (include "fabric-ops.listenAddress" .) -}}
+{{- $_ := set $s $k.provider .Values.config.metrics.provider -}}
+{{- $_ := set $s $k.tls (ternary "true" "false" (eq $tls "true")) -}}
+{{- if $tls -}}
+{{- $_ := set $s $k.cert $cert -}}
+{{- $_ := set $s $k.key $key -}}
+{{- $_ := set $s $k.clientCAs $clientCA -}}
+{{- $_ := set $s $k.clientAuth (toString .Values.tls.clientAuthRequired) -}}
+{{- end -}}
+{{- $_ := set $s $k.state (include "fabric-ops.companionStateDir" .) -}}
+{{- $_ := set $s $k.timeout .Values.config.healthCheck.timeout -}}
+{{- /* The node's vm.endpoint (often in its environment) would register a Docker check that fails forever in the sidecar. */ -}}
+{{- $_ := set $s $k.runtime "none" -}}
+{{- $_ := set $s $k.events (toString .Values.kubernetes.events.enabled) -}}
+{{- $_ := set $s $k.expiry (toString .Values.kubernetes.events.certificateExpiryWarningDays) -}}
+{{- if .Values.kubernetes.logspecConfigMap.enabled -}}
+{{- $_ := set $s $k.logspec (include "fabric-ops.logspecConfigMapName" .) -}}
+{{- end -}}
+{{- toYaml $s -}}
+{{- end -}}
+
+{{/* The sidecar's securityContext: containerSecurityContext, with podSecurityContext's runAsUser and runAsGroup (the pod's own context is the node's). */}}
+{{- define "fabric-ops.companionSecurityContext" -}}
+{{- $context := deepCopy (default (dict) .Values.containerSecurityContext) -}}
+{{- range $field := list "runAsUser" "runAsGroup" -}}
+{{- $value := index (default (dict) $.Values.podSecurityContext) $field -}}
+{{- if and (not (kindIs "invalid" $value)) (not (hasKey $context $field)) -}}
+{{- $_ := set $context $field $value -}}
+{{- end -}}
+{{- end -}}
+{{- toYaml $context -}}
+{{- end -}}
+
+{{/* The sidecar container (one Kubernetes Container, as YAML). */}}
+{{- define "fabric-ops.companionContainer" -}}
+{{- $scheme := include "fabric-ops.scheme" . -}}
+name: fabric-ops
+image: {{ include "fabric-ops.image" . | quote }}
+imagePullPolicy: {{ .Values.image.pullPolicy }}
+args:
+  - --config
+  - {{ .Values.companion.configFile | quote }}
+  - --dialect
+  - {{ .Values.dialect }}
+{{- with .Values.companion.envFrom }}
+# The node's environment, so that the sidecar reads the node's file as the node does.
+envFrom:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+env:
+  - name: FABRIC_CFG_PATH
+    value: {{ dir .Values.companion.configFile | quote }}
+  # fabric-ops' own loggers (the node's spec is the node's, read and set through /logspec).
+  - name: FABRIC_LOGGING_SPEC
+    value: {{ .Values.logging.spec | quote }}
+  {{- if eq .Values.logging.format "json" }}
+  - name: FABRIC_LOGGING_FORMAT
+    value: json
+  {{- end }}
+  {{- if include "fabric-ops.kubernetesApi" . }}
+  {{- range $name, $field := dict "POD_NAME" "metadata.name" "POD_NAMESPACE" "metadata.namespace" "POD_UID" "metadata.uid" "NODE_NAME" "spec.nodeName" }}
+  - name: {{ $name }}
+    valueFrom:
+      fieldRef:
+        fieldPath: {{ $field }}
+  {{- end }}
+  {{- end }}
+  {{- range $key, $value := fromYaml (include "fabric-ops.companionPinnedSettings" .) }}
+  - name: {{ include "fabric-ops.envName" (dict "dialect" $.Values.dialect "key" $key) }}
+    value: {{ $value | quote }}
+  {{- end }}
+  {{- range $name, $value := .Values.env }}
+  - name: {{ $name }}
+    value: {{ $value | quote }}
+  {{- end }}
+  {{- with .Values.extraEnv }}
+  {{- toYaml . | nindent 2 }}
+  {{- end }}
+ports:
+  - name: {{ include "fabric-ops.companionPortName" . }}
+    containerPort: {{ include "fabric-ops.port" . }}
+    protocol: TCP
+{{- if .Values.probes.enabled }}
+# Whether the process answers (/version): never /healthz, which fails while the node is down or a
+# certificate file is missing (a restart cannot fix either). No readiness probe: a sidecar's
+# readiness is the pod's, and would take the node out of the node's own Services.
+{{- range $kind := list "startup" "liveness" }}
+{{- $probe := index $.Values.probes $kind }}
+{{ $kind }}Probe:
+  httpGet:
+    path: /version
+    port: {{ include "fabric-ops.companionPortName" $ }}
+    scheme: {{ $scheme }}
+  periodSeconds: {{ $probe.periodSeconds }}
+  timeoutSeconds: {{ $probe.timeoutSeconds }}
+  failureThreshold: {{ $probe.failureThreshold }}
+{{- end }}
+{{- end }}
+securityContext:
+  {{- include "fabric-ops.companionSecurityContext" . | nindent 2 }}
+resources:
+  {{- toYaml .Values.resources | nindent 2 }}
+volumeMounts:
+  {{- if include "fabric-ops.tlsEnabled" . }}
+  - name: fabric-ops-tls-server
+    mountPath: {{ include "fabric-ops.serverTlsDir" . }}
+    readOnly: true
+  - name: fabric-ops-tls-client-ca
+    mountPath: {{ include "fabric-ops.clientCADir" . }}
+    readOnly: true
+  {{- end }}
+  # Pending put-backs of TTL writes to the node's /logspec (the state folder is made in it, 0700).
+  - name: fabric-ops-state
+    mountPath: {{ include "fabric-ops.companionStateMount" . }}
+  # The node's files, read-only: its configuration, certificates (never its keys) and data volume.
+  {{- range .Values.companion.volumeMounts }}
+  - name: {{ .name }}
+    mountPath: {{ .mountPath }}
+    {{- with .subPath }}
+    subPath: {{ . }}
+    {{- end }}
+    readOnly: true
+  {{- end }}
+  {{- with .Values.extraVolumeMounts }}
+  {{- toYaml . | nindent 2 }}
+  {{- end }}
+{{- end -}}
+
+{{/* The volumes the patch adds to the node's pod (a YAML list). */}}
+{{- define "fabric-ops.companionVolumes" -}}
+{{- if include "fabric-ops.tlsEnabled" . }}
+# Whole-directory mounts: kubelet swaps the ..data symlink on rotation, fabric-ops reloads the files.
+- name: fabric-ops-tls-server
+  secret:
+    secretName: {{ include "fabric-ops.serverSecret" . }}
+    defaultMode: 292 # 0444: the node's pod, not the chart, chooses the user and groups
+    items:
+      - key: tls.crt
+        path: tls.crt
+      - key: tls.key
+        path: tls.key
+- name: fabric-ops-tls-client-ca
+  secret:
+    secretName: {{ include "fabric-ops.clientCASecret" . }}
+    defaultMode: 292 # 0444
+    items:
+      - key: {{ include "fabric-ops.clientCAKey" . }}
+        path: ca.crt
+{{- end }}
+- name: fabric-ops-state
+  emptyDir:
+    sizeLimit: 16Mi
+{{- with .Values.extraVolumes }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
+
+{{/* The strategic-merge patch of the node's workload: the sidecar and its volumes (containers and volumes merge by name). */}}
+{{- define "fabric-ops.companionPatch" -}}
+apiVersion: apps/v1
+kind: {{ .Values.companion.workload.kind }}
+metadata:
+  name: {{ .Values.companion.workload.name }}
+  namespace: {{ .Release.Namespace }}
+spec:
+  template:
+    spec:
+      containers:
+        - {{- include "fabric-ops.companionContainer" . | nindent 10 }}
+      volumes:
+        {{- include "fabric-ops.companionVolumes" . | nindent 8 }}
+{{- end -}}
+
+{{/* Companion-mode refusals: what cannot work beside another chart's pod, with why and what to set instead. */}}
+{{- define "fabric-ops.validateCompanion" -}}
+{{- $c := .Values.companion -}}
+{{- if $c.enabled -}}
+{{- $refused := dict -}}
+{{- if .Values.fleet.enabled -}}{{- $_ := set $refused "fleet.enabled" "a fleet is its own Deployment, not a sidecar of one node: install it as a separate release" -}}{{- end -}}
+{{- if .Values.runtimeSocket.enabled -}}{{- $_ := set $refused "runtimeSocket.enabled" "the sidecar checks the node's health through the node's own /healthz, and a hostPath socket in the node's pod would take it out of the baseline and restricted Pod Security levels" -}}{{- end -}}
+{{- if .Values.networkPolicy.enabled -}}{{- $_ := set $refused "networkPolicy.enabled" "a NetworkPolicy selecting the node's pods would deny every other ingress to the node, its gRPC ports included" -}}{{- end -}}
+{{- if .Values.podDisruptionBudget.enabled -}}{{- $_ := set $refused "podDisruptionBudget.enabled" "a PodDisruptionBudget selecting the node's pods would govern the node's evictions" -}}{{- end -}}
+{{- range $key, $why := $refused -}}
+{{- fail (printf "%s=true cannot be combined with companion.enabled=true: %s. Set %s=false" $key $why $key) -}}
+{{- end -}}
+{{- if $.Values.config.existingConfigMap -}}
+{{- fail (printf "config.existingConfigMap=%s cannot be combined with companion.enabled=true: the sidecar reads the node's own file (companion.configFile on companion.volumeMounts), and the chart renders no ConfigMap of its own. Drop config.existingConfigMap" $.Values.config.existingConfigMap) -}}
+{{- end -}}
+{{- if and (kindIs "bool" $.Values.serviceAccount.create) $.Values.serviceAccount.create -}}
+{{- fail "serviceAccount.create=true cannot be combined with companion.enabled=true: the sidecar runs in the node's pod, with the node pod's ServiceAccount. Set serviceAccount.create=null (or false) and serviceAccount.name to the node pod's account" -}}
+{{- end -}}
+{{- if not $c.workload.name -}}
+{{- fail "companion.enabled=true needs companion.workload.name: the node's Deployment or StatefulSet that the sidecar patch is for (e.g. org1-peer0-hlf-peer, or the FabricPeer's or IBPPeer's name with hlf-operator or fabric-operator)" -}}
+{{- end -}}
+{{- if not $c.workload.podLabels -}}
+{{- fail "companion.enabled=true needs companion.workload.podLabels: the labels of the node's pods, which the Service on the sidecar's port selects (kubectl get pod <node pod> --show-labels; e.g. app=hlf-peer and release=org1-peer0)" -}}
+{{- end -}}
+{{- if not $c.configFile -}}
+{{- fail (printf "companion.enabled=true needs companion.configFile: the path of the node's %s in the sidecar, on one of companion.volumeMounts (the node's ConfigMap volume)" (include "fabric-ops.configFileName" $)) -}}
+{{- end -}}
+{{- $under := "" -}}
+{{- $mountPaths := list -}}
+{{- range $mount := concat $c.volumeMounts $.Values.extraVolumeMounts -}}
+{{- $mountPaths = append $mountPaths $mount.mountPath -}}
+{{- if hasPrefix (printf "%s/" (trimSuffix "/" $mount.mountPath)) $c.configFile -}}{{- $under = $mount.mountPath -}}{{- end -}}
+{{- end -}}
+{{- if not $under -}}
+{{- fail (printf "companion.configFile=%s is on none of companion.volumeMounts (mount paths: %s): the sidecar would exit at start (the file does not exist in its container). Mount the node's configuration volume at the file's folder" $c.configFile (default "none" (join ", " $mountPaths))) -}}
+{{- end -}}
+{{- if eq (int $c.port) (int (include "fabric-ops.nodeDefaultPort" $)) -}}
+{{- fail (printf "companion.port=%v is the %s's own operations port (Fabric's default): the sidecar shares the node's network namespace, so one of the two could not listen. Keep 9449" $c.port $.Values.dialect) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "fabric-ops.nodeDefaultPort" -}}{{- if eq .Values.dialect "orderer" -}}8443{{- else -}}9443{{- end -}}{{- end -}}

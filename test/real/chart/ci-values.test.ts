@@ -47,8 +47,9 @@ function container(objects: K8sObject[]): Record<string, unknown> {
 }
 
 describe('ci/*-values.yaml', () => {
-  test('there are the seven example files', () => {
+  test('there are the eight example files', () => {
     expect(ciFiles.sort()).toEqual([
+      'companion-values.yaml',
       'existing-service-account-values.yaml',
       'extra-values.yaml',
       'fleet-discovery-values.yaml',

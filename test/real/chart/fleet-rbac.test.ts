@@ -56,12 +56,12 @@ function grants(rules: PolicyRule[]): string[] {
     .sort();
 }
 
-/** The table's (apiGroup/resource/verb) for these features, optionally only these resources. */
+/** The table's (apiGroup/resource/verb) for these features, optionally only these resources, each once (two features may list the same). */
 function used(features: readonly KubernetesFeature[], resources?: readonly string[]): string[] {
-  return kubernetesApiAccess
+  const listed = kubernetesApiAccess
     .filter((access) => features.includes(access.feature) && (resources === undefined || resources.includes(access.resource)))
-    .flatMap((access) => access.verbs.map((verb) => `${access.apiGroup}/${access.resource}/${verb}`))
-    .sort();
+    .flatMap((access) => access.verbs.map((verb) => `${access.apiGroup}/${access.resource}/${verb}`));
+  return [...new Set(listed)].sort();
 }
 
 const rbac = (objects: K8sObject[], kind: 'Role' | 'ClusterRole') => objects.filter((object): object is RbacObject => object.kind === kind);
@@ -192,13 +192,15 @@ describe('chart: fleet discovery RBAC', () => {
 });
 
 describe('chart: the fleet put-back ConfigMap and Events', () => {
-  test('on by default with discovery: get and update on that ConfigMap by name, create without a name, in the release namespace', () => {
+  test('on by default with discovery: get, update, list and watch on that ConfigMap by name, create without a name, in the release namespace', () => {
     const { objects } = render(fleet({ 'fleet.discovery.kubernetes': [service()] }));
     const role = find(objects, 'Role', fullname) as RbacObject;
     expect(role.metadata.namespace).toBe(ns);
     expect(grants(role.rules)).toEqual(used(['fleetState']));
     const named = role.rules.filter((rule) => rule.resourceNames !== undefined);
-    expect(named).toEqual([{ apiGroups: [''], resources: ['configmaps'], resourceNames: [`${fullname}-fleet-state`], verbs: ['get', 'update'] }]);
+    expect(named).toEqual([
+      { apiGroups: [''], resources: ['configmaps'], resourceNames: [`${fullname}-fleet-state`], verbs: ['get', 'update', 'list', 'watch'] },
+    ]);
     expect(role.rules.filter((rule) => rule.resourceNames === undefined)).toEqual([{ apiGroups: [''], resources: ['configmaps'], verbs: ['create'] }]);
     expectBound(objects, role);
     const config = fleetConfig(objects);
@@ -334,6 +336,12 @@ describe('chart: the rendered RBAC authorizes the fleet’s calls, and nothing b
       call('pods', 'watch', `/api/v1/namespaces/org2/pods?${selector}&watch=true&resourceVersion=42`),
       call('configmaps', 'get', `/api/v1/namespaces/org1/configmaps/${state}`),
       call('configmaps', 'update', `/api/v1/namespaces/org1/configmaps/${state}`),
+      call('configmaps', 'list', `/api/v1/namespaces/org1/configmaps?fieldSelector=${encodeURIComponent(`metadata.name=${state}`)}`),
+      call(
+        'configmaps',
+        'watch',
+        `/api/v1/namespaces/org1/configmaps?fieldSelector=${encodeURIComponent(`metadata.name=${state}`)}&watch=true&resourceVersion=42`,
+      ),
       call('configmaps', 'create', '/api/v1/namespaces/org1/configmaps'),
       call('events', 'create', '/api/v1/namespaces/org1/events'),
       call('events', 'patch', '/api/v1/namespaces/org1/events/peer0-fabric-ops-7d9.17a'),
@@ -348,6 +356,7 @@ describe('chart: the rendered RBAC authorizes the fleet’s calls, and nothing b
       ['GET', '/api/v1/namespaces/org1/configmaps/peer0-fabric-ops-config'], // another ConfigMap
       ['PUT', '/api/v1/namespaces/org1/configmaps/peer0-fabric-ops-fleet'], // the fleet configuration itself
       ['GET', '/api/v1/namespaces/org1/configmaps'], // listing ConfigMaps
+      ['GET', '/api/v1/namespaces/org1/configmaps?fieldSelector=metadata.name%3Dpeer0-fabric-ops-config&watch=true'], // watching another
       ['POST', '/api/v1/namespaces/org2/configmaps'], // create elsewhere
       ['DELETE', `/api/v1/namespaces/org1/configmaps/${state}`],
       ['GET', '/api/v1/namespaces/org1/secrets/org1-ops-client'],

@@ -90,29 +90,8 @@ export function renderFailure(options: RenderOptions): string {
   return run.stderr;
 }
 
-export interface ValidationResult {
-  index: number;
-  apiVersion: string;
-  kind: string;
-  name: string | null;
-  errors: string[];
-}
-
-/**
- * Runs scripts/chart-validate.mjs on the objects (a child process: kubernetes-models is ESM only,
- * which jest's module system cannot load). One result per object, in order.
- */
-export function validateObjects(objects: K8sObject[]): ValidationResult[] {
-  const input = objects.map((object) => `---\n${JSON.stringify(object)}\n`).join('');
-  const run = spawnSync(process.execPath, [path.join(repoRoot, 'scripts', 'chart-validate.mjs')], {
-    cwd: repoRoot,
-    input,
-    encoding: 'utf8',
-    maxBuffer: 64 * 1024 * 1024,
-  });
-  if (run.status !== 0 && run.status !== 1) throw new Error(`chart-validate.mjs failed (${run.status}): ${run.stderr}`);
-  return JSON.parse(run.stdout) as ValidationResult[];
-}
+// Schema validation needs no helm: it lives with the helm-free chart tests, and is re-exported here.
+export { validateObjects, type ValidationResult } from '../../chart/kubernetes-schema';
 
 export function find(objects: K8sObject[], kind: string, name?: string): K8sObject {
   const found = objects.filter((object) => object.kind === kind && (name === undefined || object.metadata.name === name));

@@ -42,6 +42,7 @@ test("helm package produces fabric-ops-<package.json version>.tgz whose version 
       'fabric-ops/README.md',
       'fabric-ops/files/alert-rules.yaml',
       'fabric-ops/files/fleet-alert-rules.yaml',
+      'fabric-ops/files/fleet-channel-alert-rules.yaml',
       'fabric-ops/files/healthz-check.js',
       'fabric-ops/templates/NOTES.txt',
       'fabric-ops/templates/tests/test-healthz.yaml',

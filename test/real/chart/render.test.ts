@@ -477,7 +477,7 @@ describe('details of single combinations', () => {
     expect(deployed.groups.length).toBeGreaterThan(0);
   });
 
-  test('in fleet mode the PrometheusRule also carries the groups of deploy/prometheus/fleet-alert-rules.yaml', () => {
+  test('in fleet mode the PrometheusRule also carries the groups of deploy/prometheus/fleet-alert-rules.yaml and fleet-channel-alert-rules.yaml', () => {
     const read = (file: string): { groups: { name: string }[] } =>
       parse(readFileSync(path.join(__dirname, '../../../deploy/prometheus', file), 'utf8')) as { groups: { name: string }[] };
     const fleet = read('fleet-alert-rules.yaml');
@@ -487,7 +487,11 @@ describe('details of single combinations', () => {
       setJson: { 'fleet.groups': { org1: { secret: 'org1-ops-client' } }, 'fleet.nodes': [{ name: 'peer0', url: 'https://peer0:9443', group: 'org1' }] },
       apiVersions: ['monitoring.coreos.com/v1'],
     });
-    expect(at(find(objects, 'PrometheusRule'), 'spec', 'groups')).toEqual([...read('alert-rules.yaml').groups, ...fleet.groups]);
+    expect(at(find(objects, 'PrometheusRule'), 'spec', 'groups')).toEqual([
+      ...read('alert-rules.yaml').groups,
+      ...fleet.groups,
+      ...read('fleet-channel-alert-rules.yaml').groups,
+    ]);
   });
 
   test("the helm test pod is a test hook running the image's node on the chart's check script", () => {

@@ -8,7 +8,7 @@ import { startScenario, type Scenario } from '../../compat/harness';
 import { StatsdListener, udpPortsOf } from '../../compat/metrics';
 import { Recorder, writeRecording } from '../../compat/recording';
 import { compatReleaseHomes, releaseLine } from '../../compat/releases';
-import { renderReadmeSection, renderReport, replaceReadmeSection, type ReleaseRun } from '../../compat/report';
+import { deviationsPage, renderDeviationsSection, renderReport, replaceDeviationsSection, type ReleaseRun } from '../../compat/report';
 import {
   compareGenerated,
   compareHttpCases,
@@ -49,7 +49,7 @@ import { ResultBook } from '../../compat/verdict';
  * - `COMPAT_RECORD=<dir>` (`make compat-record`): writes each release's Fabric answers to
  *   `<dir>/fabric-<version>.json` (test/compat/recording.ts), which the replay in `make test`
  *   (test/compat/replay.test.ts) compares fabric-ops with, and renders docs/compatibility.md from.
- * - `COMPAT_WRITE=1` (`make compat`, `make compat-record`): rewrites the README's deviations section.
+ * - `COMPAT_WRITE=1` (`make compat`, `make compat-record`): rewrites the deviations section of docs/reference/deviations.md.
  * - Always: this run's side-by-side report to `.tmp/compat/compatibility-live.md` (docs/compatibility.md
  *   is the recordings' rendering, not a live run's).
  *
@@ -61,7 +61,7 @@ const root = path.resolve(__dirname, '../../..');
 const write = process.env.COMPAT_WRITE === '1';
 const recordDir = process.env.COMPAT_RECORD !== undefined && process.env.COMPAT_RECORD !== '' ? path.resolve(root, process.env.COMPAT_RECORD) : null;
 const liveReport = path.join(root, '.tmp/compat/compatibility-live.md');
-const readmeFile = path.join(root, 'README.md');
+const deviationsFile = path.join(root, deviationsPage);
 
 const homes = compatReleaseHomes();
 const runs: ReleaseRun[] = [];
@@ -290,19 +290,21 @@ describe.each(homes.map((h) => [path.basename(h), h] as const))('against %s', (_
 });
 
 describe('the live report', () => {
-  test(`every release ran; this run's report is in ${path.relative(root, liveReport)}${write ? '; the README deviations section rewritten' : ''}`, () => {
+  test(`every release ran; this run's report is in ${path.relative(root, liveReport)}${write ? `; the deviations section of ${deviationsPage} rewritten` : ''}`, () => {
     expect(runs.map((run) => run.version)).toHaveLength(homes.length);
     const report = renderReport({ runs, deviations, generatedGroups: new Set([generatedGroup]), setup: [...reportSetup] });
     mkdirSync(path.dirname(liveReport), { recursive: true });
     writeFileSync(liveReport, report);
-    const section = renderReadmeSection(deviations);
-    const readme = readFileSync(readmeFile, 'utf8');
+    const section = renderDeviationsSection(deviations);
+    const page = readFileSync(deviationsFile, 'utf8');
     if (write) {
-      const updated = replaceReadmeSection(readme, section);
-      if (updated !== readme) writeFileSync(readmeFile, updated);
+      const updated = replaceDeviationsSection(page, section);
+      if (updated !== page) writeFileSync(deviationsFile, updated);
     }
-    expect(readFileSync(readmeFile, 'utf8').includes(section) ? [] : ['the README deviations section differs from deviations.ts: run `make compat`']).toEqual(
-      [],
-    );
+    expect(
+      readFileSync(deviationsFile, 'utf8').includes(section)
+        ? []
+        : [`the deviations section of ${deviationsPage} differs from deviations.ts: run \`make compat\``],
+    ).toEqual([]);
   });
 });

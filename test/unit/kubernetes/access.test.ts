@@ -32,6 +32,8 @@ describe('Kubernetes API access table', () => {
       'configmaps/get=GET',
       'configmaps/create=POST',
       'configmaps/update=PUT',
+      'configmaps/list=GET',
+      'configmaps/watch=GET',
     ]);
   });
 
