@@ -8,9 +8,9 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { normaliseYaml } from '../config/helpers';
+import { normaliseYaml } from '../unit/config/helpers';
 
-const coreYaml = readFileSync(path.resolve(__dirname, '../../../../shared/fixtures/fabric-recorded/2.5.12/sampleconfig/core.yaml'), 'utf8');
+const coreYaml = readFileSync(path.resolve(__dirname, '../../../shared/fixtures/fabric-recorded/2.5.12/sampleconfig/core.yaml'), 'utf8');
 const companion = { CORE_OPERATIONS_COMPANION_ENABLED: 'true' };
 
 test("Fabric's sample core.yaml names the Docker socket as vm.endpoint", () => {

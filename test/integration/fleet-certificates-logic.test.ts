@@ -7,9 +7,9 @@ import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { PeerCertificate } from 'node:tls';
-import { companionReport, maxReportCertificates } from '../../../src/companion/report';
-import type { CertificateReport } from '../../../src/companion/certificate-monitor';
-import type { DiskReport } from '../../../src/companion/disk-monitor';
+import { companionReport, maxReportCertificates } from '../../src/companion/report';
+import type { CertificateReport } from '../../src/companion/certificate-monitor';
+import type { DiskReport } from '../../src/companion/disk-monitor';
 import {
   certificateStatus,
   fleetCertificateReport,
@@ -20,14 +20,14 @@ import {
   withCompanionSummaries,
   type FleetCertificate,
   type NodeCertificates,
-} from '../../../src/fleet/certificates';
-import { companionDetail, renderCertificates, subjectCell } from '../../../src/fleet/certificates-cli';
-import type { CallOutcome } from '../../../src/fleet/client';
-import { fleetConfigFrom } from '../../../src/fleet/config';
-import type { RoundReport } from '../../../src/fleet/health';
-import type { FleetNode, NodeHealth } from '../../../src/fleet/types';
-import { logUnsafeCharacter } from '../../../src/text';
-import { releaseDir } from '../../support/fabric-double';
+} from '../../src/fleet/certificates';
+import { companionDetail, renderCertificates, subjectCell } from '../../src/fleet/certificates-cli';
+import type { CallOutcome } from '../../src/fleet/client';
+import { fleetConfigFrom } from '../../src/fleet/config';
+import type { RoundReport } from '../../src/fleet/health';
+import type { FleetNode, NodeHealth } from '../../src/fleet/types';
+import { logUnsafeCharacter } from '../../src/text';
+import { releaseDir } from '../support/fabric-double';
 
 const day = 86_400_000;
 const now = Date.parse('2026-06-01T00:00:00Z');

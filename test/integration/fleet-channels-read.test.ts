@@ -7,8 +7,8 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { HeightReader, maxLineBytes, metricsHeadProblem, parseHeightLine, parseLabels, type HeightReading } from '../../../src/fleet/channels-read';
-import { recordedHeights, recordedNodes, recordedReleases, releaseDir } from '../../support/fabric-double';
+import { HeightReader, maxLineBytes, metricsHeadProblem, parseHeightLine, parseLabels, type HeightReading } from '../../src/fleet/channels-read';
+import { recordedHeights, recordedNodes, recordedReleases, releaseDir } from '../support/fabric-double';
 
 const limits = { maxBytes: 16 * 1024 * 1024, maxChannels: 500 };
 
