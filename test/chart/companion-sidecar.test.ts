@@ -212,7 +212,8 @@ function placementProblems(entry: Checked): string[] {
       `${source.key} (${source.kind}) ${file}: ${resolved === null ? 'on no mount' : `${resolved.what} in volume ${resolved.volume.name} (${resolved.rel})`}`,
     );
   }
-  if (companion.certificates.sources.filter((source) => source.form === 'file').length < 3) problems.push('fewer than three certificate files read');
+  if (companion.certificates.sources.filter((source) => source.form === 'file').length < 2)
+    problems.push('fewer than two certificate files read (the TLS server certificate and its root CA at least)');
   for (const folder of companion.dataFolders) {
     if (entry.deployer.unmountedDataFolders[folder.key] !== undefined) continue;
     const resolved = resolvePath(mapPath(folder.path), entry.mounts, entry.volumes, entry.deployer);

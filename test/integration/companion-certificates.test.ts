@@ -134,6 +134,8 @@ beforeAll(async () => {
       CORE_OPERATIONS_COMPANION_NODE_ROOTCAS_FILES: pki.serverCA.cert,
       CORE_PEER_MSPCONFIGPATH: 'msp',
       CORE_PEER_TLS_ENABLED: 'true',
+      // The peer's client certificate and client root CAs are used (and reported) only with client authentication on.
+      CORE_PEER_TLS_CLIENTAUTHREQUIRED: 'true',
       CORE_PEER_TLS_CERT_FILE: 'tls/server.crt',
       CORE_PEER_TLS_KEY_FILE: 'tls/server.key',
       CORE_PEER_TLS_ROOTCERT_FILE: 'tls/ca.crt',
