@@ -116,6 +116,7 @@ bench: build prereqs bench-prereqs
 	$(NODE) .tmp/bench-build/bench/http-hardening.js
 	GO111MODULE=off GOPATH=/usr/share/gocode GOCACHE=$(CURDIR)/.tmp/go-cache GOFLAGS= go build -o .tmp/bench-build/go-ops-server ./bench/go
 	$(NODE) .tmp/bench-build/bench/http.js $(BENCH_ARGS)
+	$(NODE) .tmp/bench-build/bench/companion.js $(COMPANION_BENCH_ARGS)
 	$(NODE) --expose-gc .tmp/bench-build/bench/fleet.js $(FLEET_BENCH_ARGS)
 	$(NODE) --expose-gc .tmp/bench-build/bench/fleet-channels.js $(FLEET_BENCH_ARGS)
 
