@@ -313,8 +313,19 @@ export class OperationsSystem {
    * @internal Companion mode: the node's log level, which the logspec ConfigMap (src/kubernetes)
    * then steers instead of fabric-ops' own loggers (docs/companion.md); null otherwise.
    */
-  get nodeLogSpec(): CompanionModule.NodeLogSpec | null {
-    return this.companion?.logspec ?? null;
+  get nodeLogSpec(): Pick<CompanionModule.NodeLogSpec, 'declare' | 'declared' | 'recordEventsWith'> | null {
+    const companion = this.companion;
+    if (companion === null) return null;
+    const { logspec, certificates } = companion;
+    return {
+      declare: (spec, actor) => logspec.declare(spec, actor),
+      declared: () => logspec.declared(),
+      // The node's Events: its log level's and its certificates' (expired, inside the warning window).
+      recordEventsWith: (record) => {
+        logspec.recordEventsWith(record);
+        certificates.recordEventsWith(record);
+      },
+    };
   }
 
   get metrics(): MetricsProvider {

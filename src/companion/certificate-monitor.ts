@@ -2,6 +2,7 @@ import { watch, type FSWatcher } from 'node:fs';
 import type { CompanionConfig } from '../config/types';
 import { messageOf } from '../errors';
 import type { Logger } from '../logging/types';
+import type { EventType } from '../kubernetes/recorder';
 import type { Gauge, MetricsProvider } from '../metrics/types';
 import { realScheduler, type Cancellable, type Scheduler } from '../time';
 import { certificateLabels, daysLeft, expiryStage, seriesId, type CertificateProblem, type ExpiryStage, type NodeCertificate } from './certificates';
@@ -37,7 +38,15 @@ export interface CertificateMonitorOptions {
   settleMs?: number;
   /** Watch the folders (fs.watch) besides the periodic re-check; default true. */
   watchFolders?: boolean;
+  /** Hold Events until recordEventsWith (Kubernetes Events are on): the warnings at start are recorded too. */
+  holdEvents?: boolean;
 }
+
+/** Where a Kubernetes Event goes (the integration's recorder: aggregated, rate-limited, off the caller's path). */
+export type RecordCertificateEvent = (type: EventType, reason: string, message: string) => void;
+
+/** Events held before the Kubernetes integration (started after the server listens) takes them. */
+const maxHeldEvents = 64;
 
 export interface CertificateReport {
   certificates: Array<NodeCertificate & { stage: ExpiryStage }>;
@@ -74,8 +83,11 @@ export class CertificateMonitor {
   private last: CertificateReport = { certificates: [], problems: [], checkedAt: null };
   /** Completed reads, for tests and the start-up line. */
   reads = 0;
+  private record: RecordCertificateEvent | null = null;
+  private held: Array<[EventType, string, string]> | null;
 
   constructor(private readonly options: CertificateMonitorOptions) {
+    this.held = options.holdEvents === true ? [] : null;
     this.scheduler = options.scheduler ?? realScheduler;
     this.logger = options.logger;
     this.expiry = options.metrics.newGauge(certificateMetricOptions.expiry);
@@ -179,17 +191,37 @@ export class CertificateMonitor {
     this.reads += 1;
   }
 
+  /** Kubernetes Events from now on (null: none); those held since the start go first. */
+  recordEventsWith(record: RecordCertificateEvent | null): void {
+    const held = this.held ?? [];
+    this.held = null;
+    this.record = record;
+    if (record !== null) for (const [type, reason, message] of held) record(type, reason, message);
+  }
+
+  private event(reason: string, message: string): void {
+    if (this.record !== null) {
+      this.record('Warning', reason, message);
+      return;
+    }
+    if (this.held === null) return;
+    if (this.held.length >= maxHeldEvents) this.held.shift();
+    this.held.push(['Warning', reason, message]);
+  }
+
   private tellStage(certificate: NodeCertificate, stage: ExpiryStage, now: number): void {
     const fields = fieldsOf(certificate);
     const days = daysLeft(certificate.notAfterMs, now);
     const what = `node certificate ${certificate.kind} (${certificate.key} ${certificate.path}, ${certificate.subject})`;
-    if (stage === 'expired') this.logger.error(`${what} expired on ${certificate.notAfter}: the node refuses or is refused with it; renew it now`, fields);
-    else if (stage === 'warning')
-      this.logger.warn(
-        `${what} expires on ${certificate.notAfter}, within ${this.options.certificates.warningDays} days (${days} days left): renew it`,
-        fields,
-      );
-    else
+    if (stage === 'expired') {
+      const message = `${what} expired on ${certificate.notAfter}: the node refuses or is refused with it; renew it now`;
+      this.logger.error(message, fields);
+      this.event('NodeCertificateExpired', message);
+    } else if (stage === 'warning') {
+      const message = `${what} expires on ${certificate.notAfter}, within ${this.options.certificates.warningDays} days (${days} days left): renew it`;
+      this.logger.warn(message, fields);
+      this.event('NodeCertificateExpiresSoon', message);
+    } else
       this.logger.info(
         `${what} expires on ${certificate.notAfter}, within ${this.options.certificates.planningDays} days (${days} days left): plan its renewal`,
         fields,

@@ -78,6 +78,7 @@ export function companionExtension(
       certificates: companion.certificates,
       logger: host.getLogger('companion.certificates'),
       metrics: host.metrics,
+      holdEvents: host.config.kubernetes?.events.enabled === true,
       ...(scheduler ? { scheduler } : {}),
     });
     await certificates.start();

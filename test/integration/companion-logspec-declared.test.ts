@@ -33,6 +33,7 @@ let dir: string;
 let api: FakeApiServer;
 let cli: CliRun;
 let url: string;
+let soonCertFile = '';
 
 /** The command's log lines (stderr) that match. */
 function logged(pattern: RegExp): string[] {
@@ -59,6 +60,9 @@ beforeAll(async () => {
   api.setConfigMap(namespace, configMapName, { logspec: 'gossip=debug:info\n' });
   await writeFile(path.join(dir, 'kubeconfig'), kubeconfigFor(api, pki.serverCA.certPem));
   const recorded = path.join(releaseDir('2.5.12'), 'crypto', 'peerOrganizations', 'org1', 'peers', 'peer0.org1');
+  // The peer's TLS server certificate expires in 3 days: inside the warning window, an Event.
+  const soon = await pki.issue('soon', 'serverCA', { days: 3, cn: 'peer0.org1' });
+  soonCertFile = soon.cert;
   cli = runCli(['--config', path.join(dir, 'core.yaml')], {
     KUBECONFIG: path.join(dir, 'kubeconfig'),
     POD_NAME: podName,
@@ -83,6 +87,9 @@ beforeAll(async () => {
     CORE_OPERATIONS_COMPANION_NODE_CLIENTCERT_FILE: peer.clientCertFile,
     CORE_OPERATIONS_COMPANION_NODE_CLIENTKEY_FILE: peer.clientKeyFile,
     CORE_PEER_MSPCONFIGPATH: path.join(recorded, 'msp'),
+    CORE_PEER_TLS_ENABLED: 'true',
+    CORE_PEER_TLS_CERT_FILE: soon.cert,
+    CORE_PEER_TLS_ROOTCERT_FILE: path.join(recorded, 'tls', 'ca.crt'),
   });
   url = await cli.listening();
 });
@@ -97,6 +104,21 @@ afterAll(async () => {
 
 afterEach(() => {
   expect(api.invalid).toEqual([]);
+});
+
+describe("the node's certificates (issue 29 item 1)", () => {
+  test('a certificate inside the warning window is a Warning Event naming its kind, key and file (recorded from the start, before the integration ran)', async () => {
+    const event = await waitFor('the NodeCertificateExpiresSoon event', () => eventsWith('NodeCertificateExpiresSoon')[0]);
+    expect(event).toMatchObject({ type: 'Warning', involvedObject: { kind: 'Pod', name: podName, namespace } });
+    expect(event.message).toContain(`node certificate tls_server (peer.tls.cert.file ${soonCertFile}`);
+    expect(event.message).toMatch(/within 7 days \(\d days left\): renew it$/);
+    // The recorded MSP certificates run to 2036: no Event for them.
+    expect(
+      eventsWith('NodeCertificateExpiresSoon')
+        .map((one) => one.message)
+        .filter((message) => message.includes('msp_')),
+    ).toEqual([]);
+  });
 });
 
 describe("the logspec ConfigMap declares the node's spec", () => {
