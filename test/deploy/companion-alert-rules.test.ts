@@ -6,21 +6,12 @@
  * FabricOpsHealthCheckFailing leaves to them. They run on a real Prometheus in
  * test/integration/companion-disk.test.ts (the disk and node alerts) and prometheus-live.test.ts.
  */
-import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { parse, stringify } from 'yaml';
 import { certificateMetricOptions } from '../../src/companion/certificate-monitor';
 import { diskMetricOptions } from '../../src/companion/disk-monitor';
-import { companionRulesFile, companionRulesTestFile, readCompanionRules, readRules, run, type RulesFile } from './deploy-files';
+import { companionRulesFile, companionRulesTestFile, describePromtoolUnitTests, readCompanionRules, readRules, run } from './deploy-files';
 
 const rules = readCompanionRules();
 const alerts = rules.groups.flatMap((group) => group.rules);
-
-interface RuleUnitTests {
-  rule_files: string[];
-  tests: { name: string; alert_rule_test: { alertname: string; exp_alerts: unknown[] }[] }[];
-}
 
 function fqName(options: { namespace: string; subsystem: string; name: string }): string {
   return `${options.namespace}_${options.subsystem}_${options.name}`;
@@ -77,61 +68,19 @@ describe('the companion alert rules', () => {
     expect(rule.annotations?.description).toContain('Run:');
   });
 
-  test('pass their unit tests (`promtool test rules`)', async () => {
-    const result = await run('promtool', ['test', 'rules', companionRulesTestFile]);
-    expect(result.output).toContain('SUCCESS');
-    expect(result.code).toBe(0);
-  });
-
-  test('every alert is unit-tested both firing and not firing', async () => {
-    const unitTests = parse(await readFile(companionRulesTestFile, 'utf8')) as RuleUnitTests;
-    expect(unitTests.rule_files).toEqual(['companion-alert-rules.yaml']);
-    const cases = unitTests.tests.flatMap((t) => t.alert_rule_test);
-    for (const rule of alerts) {
-      const mine = cases.filter((c) => c.alertname === rule.alert);
-      expect({ alert: rule.alert, firing: mine.some((c) => c.exp_alerts.length > 0) }).toEqual({ alert: rule.alert, firing: true });
-      expect({ alert: rule.alert, silent: mine.some((c) => c.exp_alerts.length === 0) }).toEqual({ alert: rule.alert, silent: true });
-    }
-  });
-
-  describe('the unit tests fail when an alert is weakened', () => {
-    let dir: string;
-    beforeAll(async () => {
-      dir = await mkdtemp(join(tmpdir(), 'fabric-ops-companion-rules-'));
-      await copyFile(companionRulesTestFile, join(dir, 'companion-alert-rules.test.yaml'));
-    });
-    afterAll(async () => {
-      if (dir) await rm(dir, { recursive: true, force: true });
-    });
-
-    async function testWith(change: (rule: { expr: string; for?: string }) => void, alert: string): Promise<string> {
-      const mutated = structuredClone<RulesFile>(rules);
-      const rule = mutated.groups.flatMap((group) => group.rules).find((r) => r.alert === alert);
-      if (!rule) throw new Error(`no alert ${alert}`);
-      change(rule);
-      await writeFile(join(dir, 'companion-alert-rules.yaml'), stringify(mutated));
-      const result = await run('promtool', ['test', 'rules', 'companion-alert-rules.test.yaml'], dir);
-      expect(result.code).not.toBe(0);
-      return result.output;
-    }
-
-    test.each(alerts.map((rule) => rule.alert))('%s without its `for:` fires too early', async (alert) => {
-      const output = await testWith((rule) => delete rule.for, alert);
-      expect(output).toContain(`alertname: ${alert}`);
-    });
-
-    test.each(alerts.map((rule) => rule.alert))('%s that never fires is caught', async (alert) => {
-      const output = await testWith((rule) => (rule.expr = 'vector(1) == 0'), alert);
-      expect(output).toContain(`alertname: ${alert}`);
-    });
-
-    test.each([
-      ['FabricOpsNodeCertificateExpiresWithin7Days', '7 * 86400', '8 * 86400'],
-      ['FabricOpsNodeCertificateExpiresWithin30Days', '30 * 86400', '31 * 86400'],
-      ['FabricOpsNodeCertificateExpired', '<= 0', '<= 86400'],
-    ])('%s with a wider window (%s made %s) is caught', async (alert, from, to) => {
-      const output = await testWith((rule) => (rule.expr = rule.expr.replace(from, to)), alert);
-      expect(output).toContain(`alertname: ${alert}`);
-    });
-  });
+  describePromtoolUnitTests(
+    () => rules,
+    companionRulesFile,
+    companionRulesTestFile,
+    (weaken) => {
+      test.each([
+        ['FabricOpsNodeCertificateExpiresWithin7Days', '7 * 86400', '8 * 86400'],
+        ['FabricOpsNodeCertificateExpiresWithin30Days', '30 * 86400', '31 * 86400'],
+        ['FabricOpsNodeCertificateExpired', '<= 0', '<= 86400'],
+      ])('%s with a wider window (%s made %s) is caught', async (alert, from, to) => {
+        const output = await weaken((rule) => (rule.expr = rule.expr.replace(from, to)), alert);
+        expect(output).toContain(`alertname: ${alert}`);
+      });
+    },
+  );
 });

@@ -1,7 +1,9 @@
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { parse } from 'yaml';
+import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { basename, join, resolve } from 'node:path';
+import { parse, stringify } from 'yaml';
 import { requireCommand } from '../support/prerequisites';
 
 /** The files of deploy/ as the tests read them, and a runner for promtool. */
@@ -115,5 +117,77 @@ export function run(command: string, args: string[], cwd?: string): Promise<RunR
       if (error && typeof error.code !== 'number') return reject(error);
       done({ code: error ? Number(error.code) : 0, output });
     });
+  });
+}
+
+interface RuleUnitTests {
+  rule_files: string[];
+  tests: { name: string; alert_rule_test: { alertname: string; exp_alerts: unknown[] }[] }[];
+}
+
+/** Runs the promtool unit tests with one alert of the rules changed; resolves with promtool's output, and fails when they still pass. */
+export type Weaken = (change: (rule: { expr: string; for?: string }) => void, alert: string) => Promise<string>;
+
+/**
+ * The promtool unit tests of a rules file (`<name>.test.yaml` beside it): they pass, cover every
+ * alert firing and not firing, and fail when an alert loses its `for:` or never fires; `more` adds
+ * weakened cases of the file's own. `rules` is read lazily (a file may load it in beforeAll).
+ */
+export function describePromtoolUnitTests(rules: () => RulesFile, ruleFile: string, testFile: string, more?: (weaken: Weaken) => void): void {
+  const alertNames = (): string[] => rules().groups.flatMap((group) => group.rules.map((rule) => rule.alert));
+  const ruleName = basename(ruleFile);
+  const testName = basename(testFile);
+
+  test('pass their unit tests (`promtool test rules`)', async () => {
+    const result = await run('promtool', ['test', 'rules', testFile]);
+    expect(result.output).toContain('SUCCESS');
+    expect(result.code).toBe(0);
+  });
+
+  test('every alert is unit-tested both firing and not firing', async () => {
+    const unitTests = parse(await readFile(testFile, 'utf8')) as RuleUnitTests;
+    expect(unitTests.rule_files).toEqual([ruleName]);
+    const cases = unitTests.tests.flatMap((t) => t.alert_rule_test);
+    for (const alert of alertNames()) {
+      const mine = cases.filter((c) => c.alertname === alert);
+      expect({ alert, firing: mine.some((c) => c.exp_alerts.length > 0) }).toEqual({ alert, firing: true });
+      expect({ alert, silent: mine.some((c) => c.exp_alerts.length === 0) }).toEqual({ alert, silent: true });
+    }
+  });
+
+  describe('the unit tests fail when an alert is weakened', () => {
+    let dir: string;
+    beforeAll(async () => {
+      dir = await mkdtemp(join(tmpdir(), 'fabric-ops-rules-'));
+      await copyFile(testFile, join(dir, testName));
+    });
+    afterAll(async () => {
+      if (dir) await rm(dir, { recursive: true, force: true });
+    });
+
+    const weaken: Weaken = async (change, alert) => {
+      const mutated = structuredClone<RulesFile>(rules());
+      const rule = mutated.groups.flatMap((group) => group.rules).find((r) => r.alert === alert);
+      if (!rule) throw new Error(`no alert ${alert} in ${ruleName}`);
+      change(rule);
+      await writeFile(join(dir, ruleName), stringify(mutated));
+      const result = await run('promtool', ['test', 'rules', testName], dir);
+      expect(result.code).not.toBe(0);
+      return result.output;
+    };
+
+    // The names are read from the file when the tests are collected.
+    const names = parse(readFileSync(ruleFile, 'utf8')) as RulesFile;
+    const collected = names.groups.flatMap((group) => group.rules.map((rule) => rule.alert));
+
+    test.each(collected)('%s without its `for:` fires too early', async (alert) => {
+      expect(await weaken((rule) => delete rule.for, alert)).toContain(`alertname: ${alert}`);
+    });
+
+    test.each(collected)('%s that never fires is caught', async (alert) => {
+      expect(await weaken((rule) => (rule.expr = 'vector(1) == 0'), alert)).toContain(`alertname: ${alert}`);
+    });
+
+    more?.(weaken);
   });
 }

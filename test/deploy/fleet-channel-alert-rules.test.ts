@@ -6,19 +6,13 @@
  * (channelMetricOptions) with the threshold it exports. The dashboard's channel row shows them.
  * The rules and the row run on a real Prometheus in prometheus-live.test.ts.
  */
-import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parse, stringify } from 'yaml';
+import { parse } from 'yaml';
 import { channelMetricOptions } from '../../src/fleet/channels-metrics';
-import { allPanels, deployDir, fleetChannelRulesFile as rulesFile, readDashboard, run, type RulesFile } from './deploy-files';
+import { allPanels, deployDir, describePromtoolUnitTests, fleetChannelRulesFile as rulesFile, readDashboard, run, type RulesFile } from './deploy-files';
 
 const rulesTestFile = join(deployDir, 'prometheus', 'fleet-channel-alert-rules.test.yaml');
-
-interface RuleUnitTests {
-  rule_files: string[];
-  tests: { name: string; alert_rule_test: { alertname: string; exp_alerts: unknown[] }[] }[];
-}
 
 let rules: RulesFile;
 beforeAll(async () => {
@@ -75,72 +69,22 @@ describe('the fleet channel alert rules', () => {
     expect(rule?.annotations?.description).toContain('Run: fabric-ops fleet');
   });
 
-  test('pass their unit tests (`promtool test rules`)', async () => {
-    const result = await run('promtool', ['test', 'rules', rulesTestFile]);
-    expect(result.output).toContain('SUCCESS');
-    expect(result.code).toBe(0);
-  });
-
-  test('every alert is unit-tested both firing and not firing', async () => {
-    const unitTests = parse(await readFile(rulesTestFile, 'utf8')) as RuleUnitTests;
-    expect(unitTests.rule_files).toEqual(['fleet-channel-alert-rules.yaml']);
-    const cases = unitTests.tests.flatMap((t) => t.alert_rule_test);
-    for (const rule of alerts()) {
-      const mine = cases.filter((c) => c.alertname === rule.alert);
-      expect({ alert: rule.alert, firing: mine.some((c) => c.exp_alerts.length > 0), silent: mine.some((c) => c.exp_alerts.length === 0) }).toEqual({
-        alert: rule.alert,
-        firing: true,
-        silent: true,
+  describePromtoolUnitTests(
+    () => rules,
+    rulesFile,
+    rulesTestFile,
+    (weaken) => {
+      test.each([
+        ['FabricOpsFleetChannelNodeBehind', ' unless on (job, instance, node) fleet_node_channels_read == 0', '', 'a node not read'],
+        ['FabricOpsFleetChannelNodeBehind', 'fleet_channel_lag > on', 'fleet_channel_lag >= on', 'a node at the threshold'],
+        ['FabricOpsFleetChannelNodeStalled', ' and on (job, instance, channel) changes(fleet_channel_highest_height[5m]) > 0', '', 'an idle channel'],
+        ['FabricOpsFleetNodeChannelsUnreadable', ' and on (job, instance, node) fleet_node_up == 1', '', 'a node down'],
+        ['FabricOpsFleetChannelNotMoving', ' and fleet_channel_highest_height offset 30m', '', 'a channel seen for less than 30 minutes'],
+      ])('%s without `%s` fires for %s: caught', async (alert, from, to) => {
+        expect(await weaken((rule) => (rule.expr = rule.expr.replace(from, to)), alert)).toContain(`alertname: ${alert}`);
       });
-    }
-  });
-
-  describe('the unit tests fail when an alert is weakened', () => {
-    let dir: string;
-    beforeAll(async () => {
-      dir = await mkdtemp(join(tmpdir(), 'fabric-ops-fleet-channel-rules-'));
-      await copyFile(rulesTestFile, join(dir, 'fleet-channel-alert-rules.test.yaml'));
-    });
-    afterAll(async () => {
-      if (dir) await rm(dir, { recursive: true, force: true });
-    });
-
-    async function testWith(change: (rule: { expr: string; for?: string }) => void, alert: string): Promise<string> {
-      const mutated = structuredClone<RulesFile>(rules);
-      const rule = mutated.groups.flatMap((group) => group.rules).find((r) => r.alert === alert);
-      if (!rule) throw new Error(`no alert ${alert}`);
-      change(rule);
-      await writeFile(join(dir, 'fleet-channel-alert-rules.yaml'), stringify(mutated));
-      const result = await run('promtool', ['test', 'rules', 'fleet-channel-alert-rules.test.yaml'], dir);
-      expect(result.code).not.toBe(0);
-      return result.output;
-    }
-
-    const names = [
-      'FabricOpsFleetChannelNodeBehind',
-      'FabricOpsFleetChannelNodeStalled',
-      'FabricOpsFleetNodeChannelsUnreadable',
-      'FabricOpsFleetChannelNotMoving',
-    ];
-
-    test.each(names)('%s without its `for:` fires too early', async (alert) => {
-      expect(await testWith((rule) => delete rule.for, alert)).toContain(`alertname: ${alert}`);
-    });
-
-    test.each(names)('%s that never fires is caught', async (alert) => {
-      expect(await testWith((rule) => (rule.expr = 'vector(1) == 0'), alert)).toContain(`alertname: ${alert}`);
-    });
-
-    test.each([
-      ['FabricOpsFleetChannelNodeBehind', ' unless on (job, instance, node) fleet_node_channels_read == 0', '', 'a node not read'],
-      ['FabricOpsFleetChannelNodeBehind', 'fleet_channel_lag > on', 'fleet_channel_lag >= on', 'a node at the threshold'],
-      ['FabricOpsFleetChannelNodeStalled', ' and on (job, instance, channel) changes(fleet_channel_highest_height[5m]) > 0', '', 'an idle channel'],
-      ['FabricOpsFleetNodeChannelsUnreadable', ' and on (job, instance, node) fleet_node_up == 1', '', 'a node down'],
-      ['FabricOpsFleetChannelNotMoving', ' and fleet_channel_highest_height offset 30m', '', 'a channel seen for less than 30 minutes'],
-    ])('%s without `%s` fires for %s: caught', async (alert, from, to) => {
-      expect(await testWith((rule) => (rule.expr = rule.expr.replace(from, to)), alert)).toContain(`alertname: ${alert}`);
-    });
-  });
+    },
+  );
 });
 
 describe("the dashboard's channel row", () => {
