@@ -1,7 +1,7 @@
 import type * as K8s from '@kubernetes/client-node' with { 'resolution-mode': 'import' };
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { KubernetesSetupError, messageOf } from '../errors';
+import { readRegularFileSync, type FileBound } from '../tls/files';
 import { requireAccess } from './access';
 import type { ConfigMapApi, ConfigMapLike } from './logspec-configmap';
 import { watchTimeoutSeconds } from './list-watch-api';
@@ -31,8 +31,12 @@ export function loadKubeConfig(k8s: ClientNode, env: NodeJS.ProcessEnv): K8s.Kub
   try {
     if (env.KUBECONFIG) {
       const file = env.KUBECONFIG.split(':')[0] ?? env.KUBECONFIG;
-      config.loadFromFile(file);
-      applyKubectlUserFields(config, file);
+      // Read once, as certificates and core.yaml are (a FIFO fails at once, a size cap), for
+      // client-node and for the fields it drops; then its paths made absolute as loadFromFile does.
+      const text = readBounded(file, kubeconfigBound);
+      config.loadFromString(text);
+      config.makePathsAbsolute(path.dirname(file));
+      applyKubectlUserFields(config, file, text);
     } else if (env.KUBERNETES_SERVICE_HOST && env.KUBERNETES_SERVICE_PORT) {
       const root = (env[serviceAccountRootVariable] ?? '').replace(/\/+$/, '');
       config.loadFromCluster(root);
@@ -79,10 +83,21 @@ function rawCurrentUser(text: string, currentUser: string): Record<string, unkno
   return entry?.user !== null && typeof entry?.user === 'object' ? (entry.user as Record<string, unknown>) : undefined;
 }
 
-function applyKubectlUserFields(config: K8s.KubeConfig, file: string): void {
+/** A kubeconfig (a few KiB; kubectl's own with many contexts stays far below this). */
+const kubeconfigBound: FileBound = { maxBytes: 4 * 1024 * 1024, kind: 'a kubeconfig' };
+/** A bearer token file (a service-account JWT is about 1 KiB). */
+const tokenFileBound: FileBound = { maxBytes: 64 * 1024, kind: 'a token file' };
+
+function readBounded(file: string, bound: FileBound): string {
+  const read = readRegularFileSync(file, bound);
+  if (!read.ok) throw new Error(`cannot read ${file}: ${read.problem}`);
+  return read.bytes.toString('utf8');
+}
+
+function applyKubectlUserFields(config: K8s.KubeConfig, file: string, text: string): void {
   const user = config.getCurrentUser();
   if (user === null) return;
-  const raw = rawCurrentUser(readFileSync(file, 'utf8'), user.name);
+  const raw = rawCurrentUser(text, user.name);
   if (raw === undefined) return;
   const where = `${file}: users[name=${JSON.stringify(user.name)}].user`;
   for (const field of Object.keys(raw)) {
@@ -100,11 +115,8 @@ function applyKubectlUserFields(config: K8s.KubeConfig, file: string): void {
   if (typeof tokenFile !== 'string' || tokenFile === '') throw new Error(`${where}.tokenFile: must be a file path, found ${JSON.stringify(tokenFile)}`);
   // Relative paths in a kubeconfig are relative to the file, as kubectl resolves them.
   const resolved = path.resolve(path.dirname(file), tokenFile);
-  try {
-    readFileSync(resolved, 'utf8');
-  } catch (error) {
-    throw new Error(`${where}.tokenFile: cannot read ${resolved}: ${messageOf(error)}`, { cause: error });
-  }
+  const token = readRegularFileSync(resolved, tokenFileBound);
+  if (!token.ok) throw new Error(`${where}.tokenFile: cannot read ${resolved}: ${token.problem}`);
   // client-node's User is read-only in its types; its token sources read authProvider.config.tokenFile.
   (user as { authProvider?: unknown }).authProvider = { name: 'tokenFile', config: { tokenFile: resolved } };
 }

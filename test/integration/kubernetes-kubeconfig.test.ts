@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -94,6 +95,20 @@ test('a tokenFile that cannot be read is refused at start, naming the field and 
   expect(stderr).toContain(
     `cannot load Kubernetes credentials: ${file}: users[name="operator"].user.tokenFile: cannot read ${path.join(dir, 'no-such-token')}`,
   );
+});
+
+test('a FIFO at the tokenFile or at KUBECONFIG is refused at once, naming it (no start that hangs on a read)', async () => {
+  const fifo = path.join(dir, 'token-fifo');
+  execFileSync('mkfifo', [fifo]);
+  const file = await writeKubeconfig('fifo-token.yaml', { tokenFile: 'token-fifo' });
+  const token = await refusal(file);
+  expect(token.code).toBe(1);
+  expect(token.stderr).toContain(`users[name="operator"].user.tokenFile: cannot read ${fifo}: `);
+  const kubeconfigFifo = path.join(dir, 'kubeconfig-fifo');
+  execFileSync('mkfifo', [kubeconfigFifo]);
+  const config = await refusal(kubeconfigFifo);
+  expect(config.code).toBe(1);
+  expect(config.stderr).toContain(`cannot load Kubernetes credentials: cannot read ${kubeconfigFifo}: `);
 });
 
 test.each([
