@@ -1,11 +1,10 @@
 import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { cp, mkdtemp, rm } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { request, type HttpAnswer } from '../support/http';
-import { freeTcpPort } from '../support/ports';
+import { acceptsConnections, freeTcpPort } from '../support/ports';
 import { waitFor } from '../support/wait';
 
 /**
@@ -65,18 +64,7 @@ test('installed as shipped (fabric-ops linked from the checkout): /healthz is 20
   try {
     const giveUpIf = (): string | undefined => (child.exitCode === null ? undefined : `the chaincode exited ${child.exitCode}: ${output}`);
     const url = await waitFor('the operations server URL', () => /operations server listening on (http:\/\/\S+)/.exec(output)?.[1], { giveUpIf });
-    await waitFor(
-      'the chaincode server to listen',
-      () =>
-        new Promise<boolean>((resolve) => {
-          const socket = net.connect(ccPort, '127.0.0.1', () => {
-            socket.destroy();
-            resolve(true);
-          });
-          socket.on('error', () => resolve(false));
-        }),
-      { giveUpIf },
-    );
+    await waitFor('the chaincode server to listen', () => acceptsConnections(ccPort), { giveUpIf });
     const health = await waitFor(
       '/healthz 200 with the chaincode server listening',
       async (): Promise<HttpAnswer> => {

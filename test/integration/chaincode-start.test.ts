@@ -5,7 +5,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { build } from 'esbuild';
 import { request } from '../support/http';
-import { freeTcpPort } from '../support/ports';
+import { acceptsConnections, freeTcpPort } from '../support/ports';
 import { waitFor } from '../support/wait';
 
 /**
@@ -217,18 +217,7 @@ second.server(chaincode, { ccid: 'kv:1', address: '127.0.0.1:' + process.env.CC_
   try {
     const giveUpIf = (): string | undefined => (child.exitCode === null ? undefined : `the application exited ${child.exitCode}: ${output}`);
     const url = await waitFor('the operations server URL', () => /operations server listening on (http:\/\/\S+)/.exec(output)?.[1], { giveUpIf });
-    await waitFor(
-      'the chaincode server made by the second copy to listen',
-      () =>
-        new Promise<boolean>((resolve) => {
-          const socket = net.connect(ccPort, '127.0.0.1', () => {
-            socket.destroy();
-            resolve(true);
-          });
-          socket.on('error', () => resolve(false));
-        }),
-      { giveUpIf },
-    );
+    await waitFor('the chaincode server made by the second copy to listen', () => acceptsConnections(ccPort), { giveUpIf });
     const health = await request(`${url}/healthz`);
     const note =
       `fabric-ops hooks the fabric-shim at ${shipped}, and another copy is loaded (${vendored}): a server made by that copy is not seen; ` +

@@ -3,13 +3,12 @@ import { waitFor as poll } from './wait';
 import { createPrivateKey } from 'node:crypto';
 import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import { copyFile, cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import * as grpc from '@grpc/grpc-js';
 import { connect, hash, signers, type Gateway } from '@hyperledger/fabric-gateway';
-import { freeTcpPort } from './ports';
+import { acceptsConnections, freeTcpPort } from './ports';
 import { requireCommand } from './prerequisites';
 import { logTail, terminate } from './processes';
 
@@ -103,17 +102,6 @@ export function startDaemon(name: string, logFile: string, command: string, args
   }
 }
 
-function tcpOpen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect({ host: '127.0.0.1', port });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
-
 /** Polls until `probe` is true; fails with what the daemon logged when it dies or time runs out. */
 /** waitFor (./wait.ts) that gives up at once, with the log's tail, when `daemon` has exited. */
 export async function waitFor(what: string, probe: () => Promise<boolean> | boolean, daemon?: Daemon, timeoutMs = 30_000): Promise<void> {
@@ -126,7 +114,7 @@ export async function waitFor(what: string, probe: () => Promise<boolean> | bool
 }
 
 export const waitForPort = (port: number, daemon?: Daemon, timeoutMs?: number): Promise<void> =>
-  waitFor(`127.0.0.1:${port} to accept connections`, () => tcpOpen(port), daemon, timeoutMs);
+  waitFor(`127.0.0.1:${port} to accept connections`, () => acceptsConnections(port), daemon, timeoutMs);
 
 /**
  * The URL of fabric-ops' operations server in `daemon`, from its "operations server listening

@@ -33,3 +33,14 @@ export function freeUdpPort(host = '127.0.0.1'): Promise<number> {
 export function freePort(network: 'tcp' | 'udp' = 'tcp'): Promise<number> {
   return network === 'udp' ? freeUdpPort() : freeTcpPort();
 }
+
+/** Whether a TCP connection to host:port is accepted now (closed at once). */
+export function acceptsConnections(port: number, host = '127.0.0.1'): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, host, () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.on('error', () => resolve(false));
+  });
+}
