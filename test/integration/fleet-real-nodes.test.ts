@@ -73,6 +73,11 @@ function fleetCall(pathName: string, options: { method?: string; body?: unknown;
   });
 }
 
+/** Every node result of the put-back events seen since `events` was last emptied. */
+function reportedPutBacks() {
+  return events.flatMap((event) => (event.type === 'fleet.logspec.putback' ? event.nodes : []));
+}
+
 /** A node's own /logspec, asked directly with its org's client certificate. */
 async function nodeSpec(nodes: FabricNodes, name: string): Promise<string> {
   const answer = await nodes.request(name, '/logspec');
@@ -299,10 +304,12 @@ describe('fleet log levels', () => {
     expect(await nodeSpec(fabric25, 'peer0.org2')).toBe('gossip=debug:info');
     await setNodeSpec(fabric25, 'peer0.org2', 'error');
 
-    await waitFor('both put-backs', async () => (service!.pendingPutBacks().length === 0 ? true : undefined), 10_000);
+    // The event comes once the batch is done: nodes put back, the file written, the results counted
+    // (the pending list empties before the file is written: waiting on it raced the checks below).
+    const putBacks = await waitFor('both put-backs reported', async () => (reportedPutBacks().length >= 2 ? reportedPutBacks() : undefined), 10_000);
+    expect(service!.pendingPutBacks()).toEqual([]);
     expect(await nodeSpec(fabric25, 'peer0.org1')).toBe('info');
     expect(await nodeSpec(fabric25, 'peer0.org2')).toBe('error');
-    const putBacks = events.filter((event) => event.type === 'fleet.logspec.putback').flatMap((event) => event.nodes);
     expect(putBacks).toEqual(
       expect.arrayContaining([
         { name: 'peer0.org1', result: 'restored', spec: 'info' },
@@ -343,8 +350,15 @@ describe('fleet log levels', () => {
     // Down past the TTL: nobody puts them back meanwhile.
     await new Promise((resolve) => setTimeout(resolve, 2500));
     expect(await nodeSpec(fabric25, 'peer0.org1')).toBe('debug');
+    events.length = 0;
     await startFleet();
-    await waitFor('put-backs after the restart', async () => (service!.pendingPutBacks().length === 0 ? true : undefined), 10_000);
+    const putBacks = await waitFor('put-backs after the restart', async () => (reportedPutBacks().length >= 3 ? reportedPutBacks() : undefined), 10_000);
+    expect(putBacks.map((node) => [node.name, node.result]).sort()).toEqual([
+      ['ops0', 'restored'],
+      ['peer0.org1', 'restored'],
+      ['v3-peer0.org1', 'restored'],
+    ]);
+    expect(service!.pendingPutBacks()).toEqual([]);
     expect(await nodeSpec(fabric25, 'peer0.org1')).toBe('info');
     expect(await nodeSpec(fabric30, 'peer0.org1')).toBe('info');
     expect(opsNodes[0]!.getLogSpec()).toBe('info');
