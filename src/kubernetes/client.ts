@@ -1,5 +1,7 @@
 import type * as K8s from '@kubernetes/client-node' with { 'resolution-mode': 'import' };
+import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { KubernetesSetupError, messageOf } from '../errors';
 import { readRegularFileSync, type FileBound } from '../tls/files';
 import { requireAccess } from './access';
@@ -12,10 +14,20 @@ import type { CoreEventBody, EventPatch, EventSink } from './recorder';
 type ClientNode = typeof K8s;
 
 /**
+ * The package's own copy of client-node, bundled at build (scripts/bundle.js) beside the compiled
+ * library: dist/kubernetes-client.mjs, from dist/kubernetes/client.js.
+ */
+const bundledClientNode = path.join(__dirname, '..', 'kubernetes-client.mjs');
+
+/**
  * @kubernetes/client-node takes about a second to load: only processes that configured the
- * integration pay for it. (It is ESM only; `import()` loads it from CommonJS.)
+ * integration pay for it. (It is ESM only; `import()` loads it from CommonJS.) The library loads the
+ * copy bundled in the package, so that a user of the library or of fabric-ops/chaincode installs
+ * none of client-node's 62 MB (issue 30 item 13); the command's bundle maps the import below to
+ * that same file; a source checkout (the tests) loads the installed package (a devDependency).
  */
 export async function loadClientNode(): Promise<ClientNode> {
+  if (existsSync(bundledClientNode)) return (await import(pathToFileURL(bundledClientNode).href)) as ClientNode;
   return import('@kubernetes/client-node');
 }
 

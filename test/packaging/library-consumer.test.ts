@@ -8,12 +8,15 @@
  *
  * Installing: the tarball is unpacked as node_modules/fabric-ops of a folder whose node_modules
  * also links the package's dependencies (and the optional peer dependencies fabric-shim and
- * fabric-contract-api) to this checkout's; nothing is downloaded.
+ * fabric-contract-api) to this checkout's; nothing is downloaded. @kubernetes/client-node is not
+ * one of them (issue 30 item 13): the Kubernetes integration runs on the package's bundled copy.
  */
 import { execFile } from 'node:child_process';
 import { cp, mkdir, mkdtemp, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
+import { FakeApiServer } from '../support/fake-apiserver';
+import { createTestPki } from '../support/pki';
 import { repoRoot } from './image-build';
 
 const tsc = join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc');
@@ -233,4 +236,71 @@ test(
     expect((await readdir(packageDir)).filter((name) => name.endsWith('.tgz'))).toEqual([]);
   },
   5 * 60_000,
+);
+
+test(
+  'the Kubernetes integration runs from the installed library with no @kubernetes/client-node installed (the copy bundled in the package)',
+  async () => {
+    const installedPackage = JSON.parse(await readFile(join(installed, 'fabric-ops', 'package.json'), 'utf8')) as PackageJson;
+    expect(Object.keys(installedPackage.dependencies ?? {})).not.toContain('@kubernetes/client-node');
+    const pki = await createTestPki();
+    const api = new FakeApiServer({ cert: pki.server.certPem, key: pki.server.keyPem }, 'consumer-token');
+    await api.start();
+    try {
+      api.setConfigMap('fabric', 'peer0-logspec', { logspec: 'gossip=debug:info' });
+      const kubeconfig = join(work, 'consumer-kubeconfig.json');
+      await writeFile(
+        kubeconfig,
+        JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'Config',
+          clusters: [{ name: 'fake', cluster: { server: api.url, 'certificate-authority-data': Buffer.from(pki.serverCA.certPem).toString('base64') } }],
+          users: [{ name: 'operator', user: { token: 'consumer-token' } }],
+          contexts: [{ name: 'fake', context: { cluster: 'fake', user: 'operator', namespace: 'fabric' } }],
+          'current-context': 'fake',
+        }),
+      );
+      // A process of the user's: the library from node_modules, the logspec ConfigMap on.
+      const script = join(work, 'installed', 'kubernetes-consumer.cjs');
+      await writeFile(
+        script,
+        `const { startOperationsSystem, startKubernetesIntegration } = require('fabric-ops');
+let clientNode = 'not installed';
+try { clientNode = require.resolve('@kubernetes/client-node', { paths: [require.resolve('fabric-ops')] }); } catch {}
+(async () => {
+  const ops = await startOperationsSystem({});
+  const integration = await startKubernetesIntegration(ops);
+  const deadline = Date.now() + 20000;
+  while (ops.getLogSpec() !== 'gossip=debug:info' && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+  console.log(JSON.stringify({ clientNode, spec: ops.getLogSpec() }));
+  await integration.stop(0);
+  await ops.stop(0);
+})().catch((error) => { console.error(error); process.exit(1); });
+`,
+      );
+      const env = {
+        PATH: process.env.PATH ?? '',
+        HOME: work,
+        KUBECONFIG: kubeconfig,
+        POD_NAME: 'peer0-0',
+        POD_NAMESPACE: 'fabric',
+        CORE_OPERATIONS_LISTENADDRESS: '127.0.0.1:0',
+        CORE_OPERATIONS_KUBERNETES_LOGSPECCONFIGMAP_NAME: 'peer0-logspec',
+      };
+      const ran = await new Promise<Ran>((done) =>
+        execFile(process.execPath, [script], { cwd: work, env, timeout: 60_000 }, (error, stdout, stderr) =>
+          done({ code: error ? Number(error.code ?? 1) : 0, stdout, output: `${stdout}${stderr}` }),
+        ),
+      );
+      expect(ran.output).not.toMatch(/Cannot find (module|package)/);
+      expect(ran.code).toBe(0);
+      expect(JSON.parse(ran.stdout.trim().split('\n').pop() ?? '{}')).toEqual({ clientNode: 'not installed', spec: 'gossip=debug:info' });
+      // It read the ConfigMap with the kubeconfig's token.
+      expect(api.requests.some((request) => /\/configmaps(\/|$)/.test(request.path) && request.authorization === 'Bearer consumer-token')).toBe(true);
+    } finally {
+      await api.close();
+      await pki.cleanup();
+    }
+  },
+  2 * 60_000,
 );
