@@ -17,6 +17,8 @@ export interface Scheduler extends Clock {
   setInterval(callback: () => void, intervalMs: number): Cancellable;
 }
 
+// The ground floor, with src/retry.ts (backoff, sleep): neither imports anything of the project's folders.
+
 /** The wall clock. */
 export const systemClock: Clock = { now: () => Date.now() };
 
@@ -34,6 +36,23 @@ export const realScheduler: Scheduler = {
   setInterval(callback, intervalMs) {
     const timer = setInterval(callback, intervalMs);
     timer.unref();
+    return { cancel: () => clearInterval(timer) };
+  },
+};
+
+/**
+ * Node's timers, not unref'd: for the few waits that must hold the process open on their own,
+ * because nothing else may yet or still (a start that waits for the API server before the
+ * server listens, a stop that drains queued work). Any other timer is realScheduler's.
+ */
+export const keepAliveScheduler: Scheduler = {
+  now: () => Date.now(),
+  setTimeout(callback, delayMs) {
+    const timer = setTimeout(callback, delayMs);
+    return { cancel: () => clearTimeout(timer) };
+  },
+  setInterval(callback, intervalMs) {
+    const timer = setInterval(callback, intervalMs);
     return { cancel: () => clearInterval(timer) };
   },
 };

@@ -6,13 +6,14 @@
  * of fabric-ops does not depend on fabric-shim.
  */
 import path from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { ConfigError, DuplicateCheckerError, FabricOpsError, ListenError, LogSpecError, messageOf } from '../errors';
 import type { HealthChecker } from '../health/types';
 import { LoggingSystem, type LogFormat, type LogSpecActor } from '../logging/logging-system';
 import { parseLogSpec, type LogSpec } from '../logging/spec';
 import type { Logger } from '../logging/types';
+import { sleep } from '../retry';
 import { startOperationsSystem, type OperationsSystem, type StartOptions } from '../system';
+import { keepAliveScheduler, monotonicClock } from '../time';
 import { installServerHook, type StoppableServer } from './server-hook';
 import { ChaincodeServerState } from './server-state';
 import {
@@ -362,8 +363,7 @@ export function enableChaincodeOperations(options: ChaincodeOperationsOptions = 
 
 /** Resolves once no transaction runs, or after `limitMs`. */
 async function untilIdle(instrument: TransactionInstrument, limitMs: number): Promise<void> {
-  const deadline = performance.now() + limitMs;
-  while (instrument.oldest() !== undefined && performance.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  const deadline = monotonicClock.now() + limitMs;
+  // Timers that hold the process open (keepAliveScheduler): an unref'd one could let it exit before the servers are stopped.
+  while (instrument.oldest() !== undefined && monotonicClock.now() < deadline) await sleep(keepAliveScheduler, 50);
 }

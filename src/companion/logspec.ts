@@ -28,7 +28,7 @@ import type { CallFailureReason, FleetNode } from '../fleet/types';
 import type { EventType } from '../kubernetes/recorder';
 import { formatLogSpec, parseLogSpec } from '../logging/spec';
 import type { Logger } from '../logging/types';
-import { backoffDelay, type BackoffPolicy } from '../metrics/statsd/backoff';
+import { backoffDelay, type BackoffPolicy } from '../retry';
 import type { Counter, MetricsProvider } from '../metrics/types';
 import { clip, oneLine, quote } from '../text';
 import { realScheduler, type Cancellable, type Scheduler } from '../time';

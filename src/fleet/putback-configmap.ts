@@ -1,7 +1,7 @@
 import { ConfigError, messageOf } from '../errors';
 import type { Logger } from '../logging/types';
-import { backoffDelay, type BackoffPolicy } from '../metrics/statsd/backoff';
-import { realScheduler, systemClock, type Cancellable, type Clock } from '../time';
+import { backoffDelay, sleep, type BackoffPolicy } from '../retry';
+import { keepAliveScheduler, realScheduler, systemClock, type Cancellable, type Clock } from '../time';
 import { KubernetesApiError } from '../kubernetes/api-error';
 import type { ConfigMapObject, ConfigMapObjectApi } from '../kubernetes/configmap-object';
 import { Reflector, type ListWatchApi, type ReflectorOptions } from '../kubernetes/reflector';
@@ -158,7 +158,7 @@ export class ConfigMapPutBackStore implements PutBackStore {
     this.startRetry = options.startRetry ?? startRetry;
     this.random = options.random ?? Math.random;
     this.clock = options.clock ?? systemClock;
-    this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+    this.sleep = options.sleep ?? ((ms) => sleep(keepAliveScheduler, ms));
     this.watchOptions = options.watch;
   }
 

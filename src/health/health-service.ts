@@ -1,10 +1,9 @@
-import { performance } from 'node:perf_hooks';
 import { DuplicateCheckerError, InvalidCheckerNameError, messageOf } from '../errors';
 import type { OperationsEvent } from '../events/types';
 import type { Logger, LoggerFactory } from '../logging/types';
 import type { Gauge, Histogram } from '../metrics/types';
 import { CheckCancelledError, CheckTimeoutError } from './abort-reasons';
-import { systemClock, type Clock } from '../time';
+import { monotonicClock, systemClock, type Clock } from '../time';
 import { type CheckResult, type FailedCheck, type HealthChecker, type HealthReport } from './types';
 
 /** Fed after every completed check, labels `{component}`: seconds taken, and 1 (ok) or 0 (failing). */
@@ -182,9 +181,9 @@ export class HealthService {
   /** One checker under its timeout; settles on its answer, on the timeout, or when the run is cancelled. */
   private runChecker(checker: HealthChecker, runSignal: AbortSignal): Promise<Outcome> {
     const controller = new AbortController();
-    const started = performance.now();
+    const started = monotonicClock.now();
     const timeout = new CheckTimeoutError(this.timeoutMs);
-    const elapsedSeconds = (): number => (performance.now() - started) / 1000;
+    const elapsedSeconds = (): number => (monotonicClock.now() - started) / 1000;
     return new Promise<Outcome>((resolve) => {
       let graceTimer: NodeJS.Timeout | undefined;
       let finished = false;

@@ -4,6 +4,7 @@ import type { OperationsEvent, OperationsEventListener } from '../events';
 import type { Logger } from '../logging/types';
 import type { MetricsProvider } from '../metrics/types';
 import type { CertificateSummary } from '../tls/pem';
+import { realScheduler, type Clock, type Scheduler } from '../time';
 import { createConfigMapApi, createEventSink, loadClientNode, loadKubeConfig } from './client';
 import { LogSpecConfigMapWatcher } from './logspec-configmap';
 import { createTransport } from './transport';
@@ -45,6 +46,7 @@ export interface NodeLogSpecTarget {
 export interface KubernetesIntegrationOptions {
   /** Downward API (POD_NAME, POD_NAMESPACE, POD_UID, NODE_NAME) and credentials (KUBECONFIG, KUBERNETES_SERVICE_*). Default process.env. */
   env?: NodeJS.ProcessEnv;
+  // Public API (src/index.ts), so a function still, not a Clock: it becomes the clock of the integration's Scheduler.
   now?: () => number;
   /** How often the near-expiry check repeats; default daily. */
   expiryCheckIntervalMs?: number;
@@ -125,7 +127,9 @@ export async function prepareKubernetesIntegration(
   const keys = config.keys;
   if (!settings || (!settings.events.enabled && settings.logspecConfigMap.name === '')) return null;
   const env = options.env ?? process.env;
-  const now = options.now ?? Date.now;
+  // Node's timers with the caller's clock, if any: the one Scheduler of the recorder and the expiry check.
+  const now = options.now;
+  const scheduler: Scheduler = now === undefined ? realScheduler : { ...realScheduler, now: () => now() };
 
   const podName = env.POD_NAME ?? '';
   const namespace = env.POD_NAMESPACE ?? '';
@@ -142,7 +146,7 @@ export async function prepareKubernetesIntegration(
   // running past the recorder's own limit could land after its retry, and record the Event twice).
   const transport = createTransport(kubeConfig, { requestTimeoutMs: options.recorder?.requestTimeoutMs, ...(options.transport ?? transportFromEnv(env)) });
   return {
-    start: (host) => startPrepared(host, { settings, pod, transport, server: kubeConfig.getCurrentCluster()?.server, now, env, options }),
+    start: (host) => startPrepared(host, { settings, pod, transport, server: kubeConfig.getCurrentCluster()?.server, scheduler, env, options }),
   };
 }
 
@@ -158,7 +162,7 @@ interface StartContext {
   pod: PodReference;
   transport: ReturnType<typeof createTransport>;
   server: string | undefined;
-  now: () => number;
+  scheduler: Scheduler;
   env: NodeJS.ProcessEnv;
   options: KubernetesIntegrationOptions;
 }
@@ -198,7 +202,7 @@ function startEvents(
   context: StartContext,
   logger: Logger,
 ): { record: (type: EventType, reason: string, message: string) => void; recordRefusal: (message: string) => void; stop: Stop } {
-  const { pod, transport, now, env, options } = context;
+  const { pod, transport, scheduler, env, options } = context;
   const dropped = host.metrics.newCounter({
     namespace: 'kubernetes',
     subsystem: 'events',
@@ -206,8 +210,8 @@ function startEvents(
     help: 'Occurrences of Kubernetes events that were never recorded (queue full while the API server was unavailable, or refused)',
   });
   const sink: EventSink = createEventSink(transport);
-  const recorder = new EventRecorder({ pod, sink, logger, dropped, now, ...(env.NODE_NAME ? { host: env.NODE_NAME } : {}), ...options.recorder });
-  const checkExpiry = certificateExpiryCheck(host, context.settings.events.certificateExpiryWarningDays, now, (message) =>
+  const recorder = new EventRecorder({ pod, sink, logger, dropped, scheduler, ...(env.NODE_NAME ? { host: env.NODE_NAME } : {}), ...options.recorder });
+  const checkExpiry = certificateExpiryCheck(host, context.settings.events.certificateExpiryWarningDays, scheduler, (message) =>
     recorder.record('Warning', 'CertificateExpiresSoon', message),
   );
   const unsubscribe = host.onEvent((event) => {
@@ -216,14 +220,13 @@ function startEvents(
     if (event.type === 'tls.reloaded') checkExpiry();
   });
   checkExpiry();
-  const timer = setInterval(checkExpiry, options.expiryCheckIntervalMs ?? dayMs);
-  timer.unref();
+  const timer = scheduler.setInterval(checkExpiry, options.expiryCheckIntervalMs ?? dayMs);
   return {
     record: (type, reason, message) => recorder.record(type, reason, message),
     recordRefusal: (message) => recorder.record('Warning', 'LogSpecRefused', message),
     stop: async (graceMs) => {
       unsubscribe();
-      clearInterval(timer);
+      timer.cancel();
       await recorder.drain(graceMs);
       recorder.stop();
     },
@@ -231,11 +234,11 @@ function startEvents(
 }
 
 /** Calls `warn` when the serving certificate expires within `warningDays` (0: never), or has expired. */
-function certificateExpiryCheck(host: KubernetesHost, warningDays: number, now: () => number, warn: (message: string) => void): () => void {
+function certificateExpiryCheck(host: KubernetesHost, warningDays: number, clock: Clock, warn: (message: string) => void): () => void {
   return () => {
     const certificate = host.servingCertificate;
     if (!certificate || warningDays === 0) return;
-    const left = Date.parse(certificate.notAfter) - now();
+    const left = Date.parse(certificate.notAfter) - clock.now();
     if (left > warningDays * dayMs) return;
     warn(
       left <= 0

@@ -18,10 +18,10 @@ export type WatchConnection = WatchStream;
 /** list and watch of one ConfigMap (fieldSelector metadata.name=<name>), as the Kubernetes API offers them. */
 export type ConfigMapApi = ListWatchApi<ConfigMapLike>;
 
-/** The Reflector's own settings, passed through (backoffs, cycle limit, logger, randomness, clock). */
+/** The Reflector's own settings, passed through (backoffs, cycle limit, logger, randomness, clock and timers). */
 type ReflectorSettings = Pick<
   ReflectorOptions<ConfigMapLike>,
-  'logger' | 'unreachableBackoff' | 'refusedBackoff' | 'cycleBurst' | 'cycleIntervalMs' | 'random' | 'now'
+  'logger' | 'unreachableBackoff' | 'refusedBackoff' | 'cycleBurst' | 'cycleIntervalMs' | 'random' | 'scheduler'
 >;
 
 export interface LogSpecConfigMapOptions extends ReflectorSettings {
@@ -63,7 +63,7 @@ export class LogSpecConfigMapWatcher {
   constructor(options: LogSpecConfigMapOptions) {
     this.options = options;
     this.actor = `configmap ${options.namespace}/${options.name}`;
-    const { api, logger, unreachableBackoff, refusedBackoff, cycleBurst, cycleIntervalMs, random, now } = options;
+    const { api, logger, unreachableBackoff, refusedBackoff, cycleBurst, cycleIntervalMs, random, scheduler } = options;
     this.reflector = new Reflector<ConfigMapLike>({
       api,
       logger,
@@ -86,7 +86,7 @@ export class LogSpecConfigMapWatcher {
       cycleBurst,
       cycleIntervalMs,
       random,
-      now,
+      scheduler,
     });
   }
 

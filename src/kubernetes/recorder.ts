@@ -1,7 +1,8 @@
 import { FabricOpsError, messageOf } from '../errors';
 import type { Logger } from '../logging/types';
-import { backoffDelay, type BackoffPolicy } from '../metrics/statsd/backoff';
 import type { Counter } from '../metrics/types';
+import { backoffDelay, sleep, type BackoffPolicy } from '../retry';
+import { keepAliveScheduler, realScheduler, type Cancellable, type Scheduler } from '../time';
 import { bounded, KubernetesApiError } from './api-error';
 import { TokenBuckets } from './token-bucket';
 
@@ -50,7 +51,8 @@ export interface EventRecorderOptions {
   dropped: Pick<Counter, 'add'>;
   /** Node name (`spec.nodeName`), for `source.host`. */
   host?: string;
-  now?: () => number;
+  /** The clock of timestamps and rate limits, and the timers of the waits between writes (src/time.ts); default Node's. */
+  scheduler?: Scheduler;
   /** Distinct events waiting for a write; the oldest is dropped beyond. Default 256. */
   queueLimit?: number;
   /** Writes per event key: burst, then one per refill interval; repeats in between are coalesced. */
@@ -130,7 +132,7 @@ export class EventWriteTimeoutError extends FabricOpsError {
  */
 export class EventRecorder {
   private readonly options: EventRecorderOptions;
-  private readonly now: () => number;
+  private readonly scheduler: Scheduler;
   private readonly entries = new Map<string, Entry>();
   /** Keys waiting for a write, oldest first. */
   private readonly pending = new Map<string, Entry>();
@@ -138,14 +140,14 @@ export class EventRecorder {
   private readonly limits: { [K in keyof typeof recorderDefaults]: number };
   private running = false;
   private stopped = false;
-  private wake: (() => void) | null = null;
-  private sleepTimer: NodeJS.Timeout | undefined;
+  /** Set while the writer waits (for a token, or a backoff): aborting it wakes the writer. */
+  private sleeping: AbortController | null = null;
   private outage: { since: number; problem: string; dropped: number } | null = null;
   private nameSequence = 0;
 
   constructor(options: EventRecorderOptions) {
     this.options = options;
-    this.now = options.now ?? Date.now;
+    this.scheduler = options.scheduler ?? realScheduler;
     this.limits = {
       queueLimit: options.queueLimit ?? recorderDefaults.queueLimit,
       burst: options.burst ?? recorderDefaults.burst,
@@ -163,7 +165,7 @@ export class EventRecorder {
     if (this.stopped) return;
     const text = message.length > maxMessageLength ? `${message.slice(0, maxMessageLength - 3)}...` : message;
     const key = `${type}\u0000${reason}\u0000${text}`;
-    const nowMs = this.now();
+    const nowMs = this.scheduler.now();
     let entry = this.entries.get(key);
     if (entry) {
       this.entries.delete(key); // re-inserted below: most recently used last
@@ -184,17 +186,19 @@ export class EventRecorder {
     this.kick();
   }
 
-  /** Resolves once nothing is pending (for tests and for a tidy stop); never rejects. */
+  /**
+   * Resolves once nothing is pending (for tests and for a tidy stop); never rejects. `timeoutMs`
+   * is real time, on timers that hold the process open: a stop's grace, whatever the scheduler.
+   */
   async drain(timeoutMs: number): Promise<boolean> {
-    const deadline = Date.now() + timeoutMs;
-    while (this.pending.size > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    const deadline = keepAliveScheduler.now() + timeoutMs;
+    while (this.pending.size > 0 && keepAliveScheduler.now() < deadline) await sleep(keepAliveScheduler, 20);
     return this.pending.size === 0;
   }
 
   stop(): void {
     this.stopped = true;
-    clearTimeout(this.sleepTimer);
-    this.wake?.();
+    this.wake();
   }
 
   private dropOldest(): void {
@@ -219,7 +223,7 @@ export class EventRecorder {
   }
 
   private kick(): void {
-    if (this.wake && this.outage === null) this.wake();
+    if (this.outage === null) this.wake();
     if (this.running) return;
     this.running = true;
     void this.pump().finally(() => {
@@ -227,16 +231,18 @@ export class EventRecorder {
     });
   }
 
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      this.wake = () => {
-        this.wake = null;
-        clearTimeout(this.sleepTimer);
-        resolve();
-      };
-      this.sleepTimer = setTimeout(() => this.wake?.(), ms);
-      this.sleepTimer.unref();
-    });
+  /** Cuts the writer's wait, if it waits. */
+  private wake(): void {
+    const sleeping = this.sleeping;
+    this.sleeping = null;
+    sleeping?.abort();
+  }
+
+  private async wait(ms: number): Promise<void> {
+    const sleeping = new AbortController();
+    this.sleeping = sleeping;
+    await sleep(this.scheduler, ms, sleeping.signal);
+    if (this.sleeping === sleeping) this.sleeping = null;
   }
 
   private async pump(): Promise<void> {
@@ -245,7 +251,7 @@ export class EventRecorder {
     const backoff: BackoffPolicy = { initialMs: this.limits.backoffInitialMs, maxMs: this.limits.backoffMaxMs, factor: 2, jitter: 0.2 };
     let failures = 0;
     while (!this.stopped && this.pending.size > 0) {
-      const nowMs = this.now();
+      const nowMs = this.scheduler.now();
       let next: Entry | undefined;
       let waitMs = Infinity;
       for (const entry of this.pending.values()) {
@@ -257,14 +263,14 @@ export class EventRecorder {
         waitMs = Math.min(waitMs, wait);
       }
       if (!next) {
-        await this.sleep(waitMs);
+        await this.wait(waitMs);
         continue;
       }
       this.buckets.take(next.key, nowMs);
       const result = await this.write(next);
       if (result === 'retry') {
         failures += 1;
-        await this.sleep(backoffDelay(backoff, failures, this.options.random ?? Math.random));
+        await this.wait(backoffDelay(backoff, failures, this.options.random ?? Math.random));
         continue;
       }
       failures = 0;
@@ -287,12 +293,12 @@ export class EventRecorder {
       if (status === 404 && entry.created) {
         // The Event expired on the server (its TTL, an hour by default): start a new one.
         entry.created = false;
-        entry.name = this.newName(this.now());
+        entry.name = this.newName(this.scheduler.now());
         entry.sentCount = 0;
         return 'done';
       }
       if (status === 409 && !entry.created) {
-        entry.name = this.newName(this.now());
+        entry.name = this.newName(this.scheduler.now());
         return 'done';
       }
       if (status !== undefined && status >= 400 && status < 500 && status !== 403 && status !== 408 && status !== 429 && status !== 401) {
@@ -338,17 +344,18 @@ export class EventRecorder {
 
   private withTimeout(call: Promise<void>): Promise<void> {
     const limit = this.limits.requestTimeoutMs;
-    let timer: NodeJS.Timeout | undefined;
+    let timer: Cancellable | undefined;
+    // Not the scheduler's unref'd timers: a write that hangs holds the process open until its limit, as the request would.
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new EventWriteTimeoutError(`no answer within ${limit} ms`)), limit);
+      timer = keepAliveScheduler.setTimeout(() => reject(new EventWriteTimeoutError(`no answer within ${limit} ms`)), limit);
     });
     call.catch(() => undefined); // a late rejection after the timeout is not unhandled
-    return Promise.race([call, timeout]).finally(() => clearTimeout(timer));
+    return Promise.race([call, timeout]).finally(() => timer?.cancel());
   }
 
   private startOutage(problem: string, status: number | undefined): void {
     if (this.outage) return;
-    this.outage = { since: this.now(), problem, dropped: 0 };
+    this.outage = { since: this.scheduler.now(), problem, dropped: 0 };
     this.options.logger.warn(`cannot record Kubernetes events (${problem}); they are queued (at most ${this.limits.queueLimit}) and retried with backoff`, {
       problem,
       status,
@@ -359,8 +366,11 @@ export class EventRecorder {
     if (!this.outage) return;
     const { since, dropped } = this.outage;
     this.outage = null;
-    this.options.logger.info(`Kubernetes events are recorded again after ${Math.round((this.now() - since) / 1000)} s; ${dropped} dropped meanwhile`, {
-      dropped,
-    });
+    this.options.logger.info(
+      `Kubernetes events are recorded again after ${Math.round((this.scheduler.now() - since) / 1000)} s; ${dropped} dropped meanwhile`,
+      {
+        dropped,
+      },
+    );
   }
 }

@@ -1,7 +1,7 @@
-import { realScheduler, type Cancellable, type Scheduler } from '../time';
+import { realScheduler, type Scheduler } from '../time';
 import { messageOf } from '../errors';
 import type { Logger } from '../logging/types';
-import { backoffDelay, type BackoffPolicy } from '../metrics/statsd/backoff';
+import { backoffDelay, sleep, type BackoffPolicy } from '../retry';
 import { bounded, KubernetesApiError } from './api-error';
 import { statusCodeOf } from './recorder';
 import { TokenBuckets } from './token-bucket';
@@ -47,8 +47,7 @@ export interface ReflectorOptions<T> {
   cycleBurst?: number;
   cycleIntervalMs?: number;
   random?: () => number;
-  now?: () => number;
-  /** Timers for the backoff and cycle waits (src/time.ts); default Node's. */
+  /** The clock of the cycle limit and the timers of the backoff and cycle waits (src/time.ts); default Node's. */
   scheduler?: Scheduler;
 }
 
@@ -85,7 +84,6 @@ function isRefusal(status: number | undefined): boolean {
 export class Reflector<T extends ObjectWithMetadata> {
   private readonly options: ReflectorOptions<T>;
   private readonly cycles: TokenBuckets;
-  private readonly now: () => number;
   private readonly random: () => number;
   private resourceVersion = '';
   private stopped = false;
@@ -94,10 +92,10 @@ export class Reflector<T extends ObjectWithMetadata> {
   private watchGeneration = 0;
   /** Set by the stream: a 410 (list again) or another ERROR event / a handler failure. */
   private streamOutcome: 'gone' | KubernetesApiError | null = null;
-  private sleepTimer: Cancellable | undefined;
   private readonly scheduler: Scheduler;
   private listAbort: AbortController | null = null;
-  private wakeSleep: (() => void) | null = null;
+  /** Aborted by stop(): cuts a backoff or cycle wait, and makes any later one return at once. */
+  private readonly stopping = new AbortController();
   /** The first failure of the current outage (logged once), null when none. */
   private outage: string | null = null;
   private lastProblem: string | null = null;
@@ -111,7 +109,6 @@ export class Reflector<T extends ObjectWithMetadata> {
   constructor(options: ReflectorOptions<T>) {
     this.options = options;
     this.scheduler = options.scheduler ?? realScheduler;
-    this.now = options.now ?? (() => this.scheduler.now());
     this.random = options.random ?? Math.random;
     this.cycles = new TokenBuckets(options.cycleBurst ?? 5, options.cycleIntervalMs ?? 1000, 1);
     this.syncedPromise = new Promise((resolve) => (this.resolveSynced = resolve));
@@ -141,8 +138,7 @@ export class Reflector<T extends ObjectWithMetadata> {
     this.stopped = true;
     this.listAbort?.abort();
     this.connection?.abort();
-    this.sleepTimer?.cancel();
-    this.wakeSleep?.();
+    this.stopping.abort();
     this.resolveSynced();
     await this.loop;
   }
@@ -153,10 +149,10 @@ export class Reflector<T extends ObjectWithMetadata> {
       // Cycles after a normal end are rate-limited; after a failure, the backoff alone spaces
       // them (both would add up to 2 s after an API-server restart).
       if (failures === 0) {
-        const wait = this.cycles.waitMs('cycle', this.now());
-        if (wait > 0) await this.sleep(wait);
+        const wait = this.cycles.waitMs('cycle', this.scheduler.now());
+        if (wait > 0) await sleep(this.scheduler, wait, this.stopping.signal);
         if (this.stopped) break;
-        this.cycles.take('cycle', this.now());
+        this.cycles.take('cycle', this.scheduler.now());
       }
       let connected = false;
       try {
@@ -210,7 +206,7 @@ export class Reflector<T extends ObjectWithMetadata> {
         const policy = isRefusal(statusCodeOf(error))
           ? (this.options.refusedBackoff ?? refusedBackoff)
           : (this.options.unreachableBackoff ?? unreachableBackoff);
-        await this.sleep(backoffDelay(policy, failures, this.random));
+        await sleep(this.scheduler, backoffDelay(policy, failures, this.random), this.stopping.signal);
       }
     }
   }
@@ -259,17 +255,5 @@ export class Reflector<T extends ObjectWithMetadata> {
     this.outage = null;
     this.lastProblem = null;
     this.options.logger.info(`watching ${this.options.what} again`);
-  }
-
-  private sleep(ms: number): Promise<void> {
-    if (this.stopped) return Promise.resolve();
-    return new Promise((resolve) => {
-      this.wakeSleep = () => {
-        this.wakeSleep = null;
-        this.sleepTimer?.cancel();
-        resolve();
-      };
-      this.sleepTimer = this.scheduler.setTimeout(() => this.wakeSleep?.(), ms);
-    });
   }
 }

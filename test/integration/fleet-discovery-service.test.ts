@@ -13,7 +13,7 @@ import { FleetService } from '../../src/fleet/service';
 import { PrometheusProvider } from '../../src/metrics/prometheus/provider';
 import { CaptureLoggers } from '../support/capture-logger';
 import { createTestPki, type TestPki } from '../support/pki';
-import { FakeScheduler } from '../unit/metrics/fake-scheduler';
+import { FakeScheduler } from '../support/fake-scheduler';
 
 /**
  * FleetService with discovery, the list+watch of each source a double of src/kubernetes'

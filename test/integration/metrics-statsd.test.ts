@@ -8,7 +8,7 @@ import { testConfig } from '../support/config';
 import { freePort } from '../support/ports';
 import { StatsdDaemon, type StatsdNetwork } from '../support/statsd-daemon';
 import { waitFor } from '../support/wait';
-import { FakeScheduler } from '../unit/metrics/fake-scheduler';
+import { FakeScheduler } from '../support/fake-scheduler';
 
 function statsdConfig(network: StatsdNetwork, port: number, writeIntervalMs: number, prefix = ''): NormalisedConfig['metrics'] {
   return testConfig({

@@ -2,7 +2,7 @@ import type { LoggerFactory, Logger } from '../../logging/types';
 import { realScheduler, type Cancellable, type Scheduler } from '../../time';
 import type { MetricsSystem } from '../types';
 import { StatsdAggregator } from './aggregator';
-import type { BackoffPolicy } from './backoff';
+import type { BackoffPolicy } from '../../retry';
 import { packEntries } from './packer';
 import { StatsdProvider } from './provider';
 import { TcpTransport } from './tcp-transport';

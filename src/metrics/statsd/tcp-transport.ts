@@ -1,7 +1,7 @@
 import { isIPv6 } from 'node:net';
 import type { Logger } from '../../logging/types';
 import type { Cancellable, Scheduler } from '../../time';
-import { backoffDelay, defaultBackoff, type BackoffPolicy } from './backoff';
+import { backoffDelay, defaultBackoff, type BackoffPolicy } from '../../retry';
 import { HotShotsWire } from './hot-shots-wire';
 import { tcpWriteBytes, type Packet } from './packer';
 import { PendingWrites } from './pending-writes';

@@ -9,7 +9,7 @@ import { FilePutBackStore } from '../../../src/fleet/putback-store';
 import type { FleetNode } from '../../../src/fleet/types';
 import type { Counter } from '../../../src/metrics/types';
 import { CaptureLoggers } from '../../support/capture-logger';
-import { FakeScheduler } from '../metrics/fake-scheduler';
+import { FakeScheduler } from '../../support/fake-scheduler';
 
 /**
  * The companion's logic for the node's log level, with time in the test's hands. The node is a

@@ -9,7 +9,7 @@ import { ChannelTracker, decideStatus, type FleetChannelReport, type NodeHeights
 import type { HeightReading } from '../../../src/fleet/channels-read';
 import type { RoundReport } from '../../../src/fleet/health';
 import type { FleetNode } from '../../../src/fleet/types';
-import { FakeScheduler } from '../metrics/fake-scheduler';
+import { FakeScheduler } from '../../support/fake-scheduler';
 
 const node = (name: string, dialect: FleetNode['dialect']): FleetNode => ({
   name,

@@ -1,5 +1,5 @@
 import { Coalescer } from '../../../src/fleet/health';
-import { FakeScheduler } from '../metrics/fake-scheduler';
+import { FakeScheduler } from '../../support/fake-scheduler';
 
 describe('health rounds: coalescing and the reuse window', () => {
   test('callers during a round share it; after it, the answer is reused for reuseMs, then a new round runs', async () => {

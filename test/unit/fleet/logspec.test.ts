@@ -9,7 +9,7 @@ import type { FleetEvent, FleetNode } from '../../../src/fleet/types';
 import { DisabledProvider } from '../../../src/metrics/disabled/provider';
 import type { Counter } from '../../../src/metrics/types';
 import { CaptureLoggers } from '../../support/capture-logger';
-import { FakeScheduler } from '../metrics/fake-scheduler';
+import { FakeScheduler } from '../../support/fake-scheduler';
 
 /**
  * The logspec logic with time in the test's hands. Nodes are a double of Fabric's /logspec (GET

@@ -6,7 +6,7 @@ import type { FleetEvent, FleetNode, NodePutBack } from '../../../src/fleet/type
 import { DisabledProvider } from '../../../src/metrics/disabled/provider';
 import type { Counter } from '../../../src/metrics/types';
 import { CaptureLoggers } from '../../support/capture-logger';
-import { FakeScheduler } from '../metrics/fake-scheduler';
+import { FakeScheduler } from '../../support/fake-scheduler';
 
 /**
  * Put-backs that end together run together (issue 30 item 10): a TTL on N nodes ends in one

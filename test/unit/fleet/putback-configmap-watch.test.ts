@@ -5,7 +5,7 @@ import type { ConfigMapObject, ConfigMapObjectApi } from '../../../src/kubernete
 import type { ListWatchApi, WatchEventType } from '../../../src/kubernetes/reflector';
 import type { WatchEnd, WatchStream } from '../../../src/kubernetes/transport-options';
 import { CaptureLoggers } from '../../support/capture-logger';
-import { FakeScheduler } from '../metrics/fake-scheduler';
+import { FakeScheduler } from '../../support/fake-scheduler';
 
 /**
  * The put-back ConfigMap's watch (issue 30 item 9) against a double of one ConfigMap on the API

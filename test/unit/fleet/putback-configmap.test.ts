@@ -20,7 +20,7 @@ import { createConfigMapObjectApi, type ConfigMapObject } from '../../../src/kub
 import type { KubernetesTransport } from '../../../src/kubernetes/transport';
 import { DisabledProvider } from '../../../src/metrics/disabled/provider';
 import { CaptureLoggers } from '../../support/capture-logger';
-import { FakeScheduler } from '../metrics/fake-scheduler';
+import { FakeScheduler } from '../../support/fake-scheduler';
 
 /**
  * The ConfigMap store against a double of the transport that answers as kube-apiserver does for

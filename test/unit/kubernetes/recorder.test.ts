@@ -4,6 +4,7 @@ import { LogSpecConfigMapWatcher } from '../../../src/kubernetes/logspec-configm
 import { EventRecorder, type CoreEventBody, type EventPatch, type EventSink } from '../../../src/kubernetes/recorder';
 import { TokenBuckets } from '../../../src/kubernetes/token-bucket';
 import { LogSpecError } from '../../../src/errors';
+import { realScheduler } from '../../../src/time';
 import { CaptureLoggers } from '../../support/capture-logger';
 
 function captureLogger(): { logger: ReturnType<CaptureLoggers['getLogger']>; lines: () => string[] } {
@@ -85,7 +86,9 @@ describe('EventRecorder', () => {
   test('beyond the burst, repeats wait for a token and are coalesced into one patch', async () => {
     const sink = new MemorySink();
     let now = 1_000_000;
-    const recorder = new EventRecorder({ pod, sink, logger: captureLogger().logger, dropped: counter(), now: () => now, burst: 2, refillIntervalMs: 60_000 });
+    // Node's timers, the test's clock: the token refill is a clock step, the writes' wakes are real.
+    const scheduler = { ...realScheduler, now: () => now };
+    const recorder = new EventRecorder({ pod, sink, logger: captureLogger().logger, dropped: counter(), scheduler, burst: 2, refillIntervalMs: 60_000 });
     for (let i = 0; i < 10; i += 1) {
       recorder.record('Normal', 'LogSpecChanged', 'same');
       await new Promise((resolve) => setTimeout(resolve, 5));

@@ -1,12 +1,12 @@
 import { formatStatsdNumber, StatsdAggregator } from '../../../src/metrics/statsd/aggregator';
-import { backoffDelay, defaultBackoff } from '../../../src/metrics/statsd/backoff';
+import { backoffDelay, defaultBackoff } from '../../../src/retry';
 import { formatDuration, WarningLimiter } from '../../../src/logging/warning-limiter';
 import { packEntries, safeUdpPacketBytes, type Packet } from '../../../src/metrics/statsd/packer';
 import { StatsdMetricsSystem } from '../../../src/metrics/statsd/system';
 import type { Reachability, StatsdTransport } from '../../../src/metrics/statsd/transport';
 import { createServiceMetrics } from '../../../src/metrics/service-metrics';
 import { CaptureLoggers } from '../../support/capture-logger';
-import { FakeScheduler } from './fake-scheduler';
+import { FakeScheduler } from '../../support/fake-scheduler';
 
 /** Records every packet; can be told to refuse them, as a transport does when the daemon is gone. */
 class MemoryTransport implements StatsdTransport {

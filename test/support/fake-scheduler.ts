@@ -1,4 +1,4 @@
-import type { Cancellable, Scheduler } from '../../../src/time';
+import type { Cancellable, Scheduler } from '../../src/time';
 
 interface Timer {
   due: number;
