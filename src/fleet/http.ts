@@ -15,7 +15,7 @@ import { PutBackPersistError } from './putback-store';
 import { parseRestoreRequest, parseSetRequest } from './request';
 import type { FleetService } from './service';
 
-/** Unauthenticated requests are reported as the server reports refused client certificates (src/http/server.ts): at most ten lines in any 10 s. */
+/** Unauthenticated requests are reported as the server reports refused client certificates (src/http/refused-certificates.ts): at most ten lines in any 10 s. */
 const unauthenticatedReportsPerWindow = 10;
 const unauthenticatedReportWindowMs = 10_000;
 

@@ -1,7 +1,7 @@
 import { FabricOpsError, messageOf } from '../errors';
 import { formatLogSpec, parseLogSpec } from '../logging/spec';
 import type { Logger } from '../logging/types';
-import { backoffDelay, type BackoffPolicy } from '../metrics/statsd/backoff';
+import { backoffDelay, type BackoffPolicy } from '../retry';
 import type { Cancellable, Scheduler } from '../time';
 import type { Counter } from '../metrics/types';
 import { errorText, type CallOutcome, type NodeClient } from './client';
@@ -150,21 +150,56 @@ function putOutcome(outcome: CallOutcome): { ok: true } | { ok: false; reason: N
 }
 
 /**
+ * One node's pending put-back: `entry`, exactly what the store keeps (replaced by a new object when
+ * a write renews it), and what this process alone knows of it, never persisted: its next run (the
+ * timer, when it is due and when it was scheduled), its calls so far, since when its node has been
+ * missing, and whether it waits for discovery to sync. A record lives from the write (or the
+ * load) of its entry until the put-back ends or a write without TTL drops it.
+ */
+class PutBackRecord {
+  /** The timer of the next run, until it fires. */
+  timer: Cancellable | undefined;
+  /**
+   * When the next run is due (its TTL's end, or its next retry), from schedule() until that run
+   * starts or is cancelled: a fired timer leaves it set, for the batch to find.
+   */
+  runAt: number | undefined;
+  /** The rank of that schedule among all: a batch runs its put-backs in the order they were scheduled. */
+  scheduledAs = 0;
+  /** Calls made for this put-back so far (its retries), 0 again when a new put-back starts. */
+  attempts = 0;
+  /** Since when the node has been missing from the synced fleet. */
+  absentSince: number | undefined;
+  /** Due while discovery had not listed every source: it runs once it has. */
+  waitingForSync = false;
+
+  constructor(public entry: PendingPutBack) {}
+
+  /** The next run is off: cancelled, or starting now. */
+  unschedule(): void {
+    this.timer?.cancel();
+    this.timer = undefined;
+    this.runAt = undefined;
+  }
+
+  /** A new put-back (the node no longer has our spec from an earlier one) starts its retries afresh. */
+  startAfresh(entry: PendingPutBack): void {
+    this.entry = entry;
+    this.attempts = 0;
+    this.absentSince = undefined;
+  }
+}
+
+/**
  * Fleet-wide log levels: reads, writes with per-node results, all-or-nothing, and TTL put-backs
  * that survive a restart. Writes and put-backs run one at a time (a queue), so that two requests
  * never interleave their reads of "the previous spec".
  */
 export class FleetLogSpec {
-  private readonly pending = new Map<string, PendingPutBack>();
-  private readonly timers = new Map<string, Cancellable>();
-  /** Calls made for each pending put-back so far (its retries), reset when a new put-back starts. */
-  private readonly attempts = new Map<string, number>();
-  /** Since when a put-back's node has been missing from the synced fleet. */
-  private readonly absentSince = new Map<string, number>();
-  /** Put-backs due while discovery had not listed every source: they run once it has. */
-  private readonly waitingForSync = new Set<string>();
-  /** When each scheduled put-back is due to run (its TTL's end, or its next retry). */
-  private readonly runAt = new Map<string, number>();
+  /** The pending put-backs, one per node, in the order the store keeps them. */
+  private readonly records = new Map<string, PutBackRecord>();
+  /** Schedules made so far: a record's rank among them (PutBackRecord.scheduledAs). */
+  private schedules = 0;
   /** A batch of due put-backs is queued and has not started: a timer firing meanwhile joins it. */
   private batchQueued = false;
   /** The store's stop (its watch), awaited by idle(). */
@@ -190,19 +225,16 @@ export class FleetLogSpec {
         });
         continue;
       }
-      this.pending.set(entry.node, entry);
-      this.schedule(entry);
+      this.schedule(this.keep(entry));
     }
-    if (this.pending.size > 0) this.options.logger.info(`${this.pending.size} pending log level put-backs loaded from ${this.options.store.where}`);
+    if (this.records.size > 0) this.options.logger.info(`${this.records.size} pending log level put-backs loaded from ${this.options.store.where}`);
     // The store keeps them where they are kept (the ConfigMap: written again if someone deletes it).
     this.options.store.watch?.((rewrite) => this.options.emit({ type: 'fleet.putbacks.rewritten', actor: 'fabric-ops', ...rewrite }));
   }
 
   stop(): void {
     this.stopped = true;
-    for (const timer of this.timers.values()) timer.cancel();
-    this.timers.clear();
-    this.runAt.clear();
+    for (const record of this.records.values()) record.unschedule();
     this.storeStopped = (this.options.store.stop?.() ?? Promise.resolve()).catch((error: unknown) => this.options.logger.error(messageOf(error)));
   }
 
@@ -212,7 +244,7 @@ export class FleetLogSpec {
   }
 
   pendingPutBacks(): PendingPutBack[] {
-    return [...this.pending.values()].map((entry) => ({ ...entry, specs: [...entry.specs] }));
+    return [...this.records.values()].map(({ entry }) => ({ ...entry, specs: [...entry.specs] }));
   }
 
   private serial<T>(work: () => Promise<T>): Promise<T> {
@@ -225,7 +257,7 @@ export class FleetLogSpec {
     const { nodes, client, concurrency } = this.options;
     return mapBounded(nodes.nodes(), concurrency, async (node) => {
       const found = specOf(await client.call(node, 'GET', '/logspec'));
-      const due = this.pending.get(node.name)?.dueAt;
+      const due = this.records.get(node.name)?.entry.dueAt;
       const putBackAt = due !== undefined ? { putBackAt: new Date(due).toISOString() } : {};
       if ('spec' in found) return { name: node.name, group: node.group, status: 'ok' as const, spec: found.spec, ...putBackAt };
       return { name: node.name, group: node.group, status: found.reason, error: found.error, ...putBackAt };
@@ -269,9 +301,9 @@ export class FleetLogSpec {
 
     // 2. Write-ahead: with a TTL, the put-backs are on disk before any node changes. A crash
     // after this point finds them at start; a node that never took the spec is then left alone.
-    const priorEntries = new Map(readable.map(({ node }) => [node.name, this.pending.get(node.name)]));
+    const priorEntries = new Map(readable.map(({ node }) => [node.name, this.records.get(node.name)?.entry]));
     if (dueAt !== null && readable.length > 0) {
-      for (const { node, previous } of readable) this.pending.set(node.name, this.entryFor(node.name, previous, spec, dueAt, actor));
+      for (const { node, previous } of readable) this.renew(node.name, previous, spec, dueAt, actor);
       try {
         await this.persist();
       } catch (error) {
@@ -311,7 +343,7 @@ export class FleetLogSpec {
     for (const { node } of readable) {
       const result = results.get(node.name)?.result;
       const holdsOurSpec = result === 'applied' || result === 'rollback_failed';
-      if (holdsOurSpec && dueAt !== null) this.schedule(this.pending.get(node.name) as PendingPutBack);
+      if (holdsOurSpec && dueAt !== null) this.schedule(this.records.get(node.name) as PutBackRecord);
       else if (result === 'applied') this.restoreEntry(node.name, undefined);
       else if (result !== 'rollback_failed') this.restoreEntry(node.name, priorEntries.get(node.name));
     }
@@ -342,11 +374,11 @@ export class FleetLogSpec {
   async restore(selector: NodeSelector, actor: string, actorFields: Readonly<Record<string, string>> = {}): Promise<NodePutBack[]> {
     this.checkSelector(selector);
     return await this.serial(async () => {
-      const entries = [...this.pending.values()].filter((entry) => {
+      const records = [...this.records.values()].filter(({ entry }) => {
         const node = this.options.nodes.byName(entry.node);
         return node !== undefined && matches(selector, node);
       });
-      const results = (await mapBounded(entries, this.options.concurrency, (entry) => this.putBack(entry))).map(({ result }) => result);
+      const results = (await mapBounded(records, this.options.concurrency, (record) => this.putBack(record))).map(({ result }) => result);
       await this.persist().catch((error: unknown) => this.options.logger.error(messageOf(error)));
       this.count(results);
       this.report('cancel', actor, results, actorFields);
@@ -374,55 +406,59 @@ export class FleetLogSpec {
       throw new FleetRequestError(`selector.labels: no node of the fleet has the label ${unknownLabels.map((key) => JSON.stringify(key)).join(', ')}`);
   }
 
-  private entryFor(name: string, current: string, spec: string, dueAt: number, actor: string): PendingPutBack {
-    const existing = this.pending.get(name);
+  /** With a TTL, the put-back a write leaves on a node that has `current` now (the write ahead, before the node changes). */
+  private renew(name: string, current: string, spec: string, dueAt: number, actor: string): void {
+    const record = this.records.get(name);
     const currentNormal = normalised(current) ?? current;
-    if (existing !== undefined && existing.specs.includes(currentNormal)) {
+    if (record !== undefined && record.entry.specs.includes(currentNormal)) {
       // Still ours from an earlier TTL: keep the spec from before the first change.
-      return { ...existing, specs: [...existing.specs.filter((s) => s !== spec), spec], dueAt, actor };
+      record.entry = { ...record.entry, specs: [...record.entry.specs.filter((s) => s !== spec), spec], dueAt, actor };
+      return;
     }
     // A new put-back starts its retries afresh.
-    this.attempts.delete(name);
-    this.absentSince.delete(name);
-    return { node: name, previous: current, specs: [spec], dueAt, actor };
+    const entry = { node: name, previous: current, specs: [spec], dueAt, actor };
+    if (record === undefined) this.keep(entry);
+    else record.startAfresh(entry);
   }
 
+  /** `entry` is the node's pending put-back (a new record, or the node's record with its state kept). */
+  private keep(entry: PendingPutBack): PutBackRecord {
+    const record = this.records.get(entry.node) ?? new PutBackRecord(entry);
+    record.entry = entry;
+    // A node's record keeps its place (the store's order): set() on a key it has does not move it.
+    this.records.set(entry.node, record);
+    return record;
+  }
+
+  /** Back to the node's put-back from before a write: `prior`, scheduled again, or none. */
   private restoreEntry(name: string, prior: PendingPutBack | undefined): void {
-    this.cancelTimer(name);
-    if (prior === undefined) {
-      this.pending.delete(name);
-      this.attempts.delete(name);
-      this.absentSince.delete(name);
-    } else {
-      this.pending.set(name, prior);
-      this.schedule(prior);
-    }
+    if (prior === undefined) this.drop(name);
+    else this.schedule(this.keep(prior));
   }
 
-  private cancelTimer(name: string): void {
-    this.timers.get(name)?.cancel();
-    this.timers.delete(name);
-    this.runAt.delete(name);
+  /** The node's put-back is over (ended, given up, or made moot by a write without TTL). */
+  private drop(name: string): void {
+    this.records.get(name)?.unschedule();
+    this.records.delete(name);
   }
 
-  private schedule(entry: PendingPutBack, delayMs?: number): void {
+  private schedule(record: PutBackRecord, delayMs?: number): void {
     if (this.stopped) return;
-    this.cancelTimer(entry.node);
+    record.unschedule();
     const { scheduler } = this.options;
+    const { entry } = record;
     const delay = delayMs ?? Math.max(0, entry.dueAt - scheduler.now());
-    this.runAt.set(entry.node, scheduler.now() + delay);
-    this.timers.set(
-      entry.node,
-      scheduler.setTimeout(() => {
-        this.timers.delete(entry.node);
-        if (!this.options.nodes.synced) {
-          this.runAt.delete(entry.node);
-          this.whenSynced(entry);
-          return;
-        }
-        this.queueBatch();
-      }, delay),
-    );
+    record.runAt = scheduler.now() + delay;
+    record.scheduledAs = ++this.schedules;
+    record.timer = scheduler.setTimeout(() => {
+      record.timer = undefined;
+      if (!this.options.nodes.synced) {
+        record.runAt = undefined;
+        this.whenSynced(record, entry);
+        return;
+      }
+      this.queueBatch();
+    }, delay);
   }
 
   /** One batch runs the put-backs due when it starts (queued behind a write in progress). */
@@ -440,15 +476,12 @@ export class FleetLogSpec {
   private async runDue(): Promise<void> {
     this.batchQueued = false;
     const now = this.options.scheduler.now();
-    const due: PendingPutBack[] = [];
-    for (const [name, at] of this.runAt) {
-      const entry = this.pending.get(name);
-      if (entry === undefined) continue;
-      if (at <= now || (at <= now + putBackBatchWindowMs && !this.attempts.has(name))) due.push(entry);
-    }
+    const due = [...this.records.values()]
+      .filter(({ runAt, attempts }) => runAt !== undefined && (runAt <= now || (runAt <= now + putBackBatchWindowMs && attempts === 0)))
+      .sort((a, b) => a.scheduledAs - b.scheduledAs);
     if (due.length === 0) return;
-    for (const entry of due) this.cancelTimer(entry.node);
-    const outcomes = await mapBounded(due, this.options.concurrency, async (entry) => ({ entry, ...(await this.putBack(entry)) }));
+    for (const record of due) record.unschedule();
+    const outcomes = await mapBounded(due, this.options.concurrency, async (record) => ({ entry: record.entry, ...(await this.putBack(record)) }));
     await this.persist().catch((error: unknown) => this.options.logger.error(messageOf(error)));
     this.count(outcomes.map(({ result }) => result));
     // Reported when it starts failing and when it ends (with the attempts), not at every retry.
@@ -461,12 +494,14 @@ export class FleetLogSpec {
   }
 
   /** A put-back due before the fleet is known waits for it: a node is gone only when a synced fleet lacks it. */
-  private whenSynced(entry: PendingPutBack): void {
-    if (this.waitingForSync.has(entry.node)) return;
-    this.waitingForSync.add(entry.node);
+  private whenSynced(record: PutBackRecord, entry: PendingPutBack): void {
+    if (record.waitingForSync) return;
+    record.waitingForSync = true;
     void this.options.nodes.whenSynced().then(() => {
-      this.waitingForSync.delete(entry.node);
-      if (this.pending.get(entry.node) === entry) this.schedule(entry, 0);
+      record.waitingForSync = false;
+      // Unless the put-back was renewed or ended meanwhile.
+      const current = this.records.get(entry.node);
+      if (current?.entry === entry) this.schedule(current, 0);
     });
   }
 
@@ -474,16 +509,15 @@ export class FleetLogSpec {
    * Puts one node back if it still has one of our specs. Unreachable, or missing from the fleet:
    * kept and retried with backoff; missing for putBackAbsenceLimitMs: given up (failed, final).
    */
-  private async putBack(entry: PendingPutBack): Promise<{ result: NodePutBack; final: boolean }> {
+  private async putBack(record: PutBackRecord): Promise<{ result: NodePutBack; final: boolean }> {
     const { scheduler } = this.options;
-    const attempts = (this.attempts.get(entry.node) ?? 0) + 1;
-    this.attempts.set(entry.node, attempts);
+    const { entry } = record;
+    const attempts = ++record.attempts;
     const node = this.options.nodes.byName(entry.node);
     let result: NodePutBack;
     let final: boolean;
     if (node === undefined) {
-      const since = this.absentSince.get(entry.node) ?? scheduler.now();
-      this.absentSince.set(entry.node, since);
+      const since = (record.absentSince ??= scheduler.now());
       const minutes = Math.round(putBackAbsenceLimitMs / 60_000);
       final = scheduler.now() - since >= putBackAbsenceLimitMs;
       result = {
@@ -495,7 +529,7 @@ export class FleetLogSpec {
           : `node ${entry.node} is not in the fleet now (discovery does not list it); tried again for up to ${minutes} minutes`,
       };
     } else {
-      this.absentSince.delete(entry.node);
+      record.absentSince = undefined;
       const found = specOf(await this.options.client.call(node, 'GET', '/logspec'));
       if (!('spec' in found)) {
         result = { name: node.name, result: 'failed', attempts, error: `reading the current spec: ${found.error}` };
@@ -511,14 +545,8 @@ export class FleetLogSpec {
     }
     // The attempts are told where they say something: a failure, or an end after failures.
     if (result.result !== 'failed' && attempts === 1) delete result.attempts;
-    if (!final) {
-      this.schedule(entry, backoffDelay(this.options.retry ?? putBackRetry, attempts, this.options.random ?? Math.random));
-    } else {
-      this.attempts.delete(entry.node);
-      this.absentSince.delete(entry.node);
-      this.cancelTimer(entry.node);
-      this.pending.delete(entry.node);
-    }
+    if (!final) this.schedule(record, backoffDelay(this.options.retry ?? putBackRetry, attempts, this.options.random ?? Math.random));
+    else this.drop(entry.node);
     return { result, final };
   }
 
@@ -538,7 +566,7 @@ export class FleetLogSpec {
     const summary = named
       .map(
         (node) =>
-          `${node.name}=${node.result}${(node.attempts ?? 1) > 1 ? ` after ${node.attempts} attempts` : ''}${node.result === 'failed' && node.error ? ` (${node.error}${this.pending.has(node.name) ? '; tried again with backoff' : ''})` : ''}`,
+          `${node.name}=${node.result}${(node.attempts ?? 1) > 1 ? ` after ${node.attempts} attempts` : ''}${node.result === 'failed' && node.error ? ` (${node.error}${this.records.has(node.name) ? '; tried again with backoff' : ''})` : ''}`,
       )
       .join(', ');
     const restored = nodes.filter((node) => node.result === 'restored').length;
@@ -559,7 +587,7 @@ export class FleetLogSpec {
 
   /** Writes the pending put-backs when they differ from what was last written (one fsync and rename per change, not per call). */
   private async persist(): Promise<void> {
-    const entries = [...this.pending.values()];
+    const entries = [...this.records.values()].map(({ entry }) => entry);
     const text = JSON.stringify(entries);
     if (text === this.saved) return;
     await this.options.store.save(entries);
