@@ -235,7 +235,7 @@ describe('fabric-ops command', () => {
     expect((await run.exited).code).toBe(0);
   });
 
-  it('an IPv6 address (bound first, src/http/server.ts) and a host name (looked up) listen where they say', async () => {
+  it('an IPv6 address (bound first, src/http/listen.ts) and a host name (looked up) listen where they say', async () => {
     const v6 = runCli([], { CORE_OPERATIONS_LISTENADDRESS: '[::1]:0' });
     const v6Url = await v6.listening();
     expect(v6Url).toMatch(/^http:\/\/\[::1\]:[1-9]\d*$/);
