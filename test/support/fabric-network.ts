@@ -11,13 +11,16 @@ import { connect, hash, signers, type Gateway } from '@hyperledger/fabric-gatewa
 import { acceptsConnections, freeTcpPort } from './ports';
 import { requireCommand } from './prerequisites';
 import { logTail, terminate } from './processes';
+import { requireFabricReleases } from './real-binaries';
 
 /**
  * A real Hyperledger Fabric network on loopback for chaincode tests: one etcdraft orderer, one
  * peer (Org1), channel `mychannel`, TLS on every Fabric endpoint, chaincode deployed as a
  * service (`ccaas` external builder), with free ports and a temp folder per network so that
- * parallel runs do not meet. `$FABRIC_HOME` names the release (no default: the project has no
- * Fabric binaries; only the opt-in suite, test/real/, and bench/chaincode.ts use this file).
+ * parallel runs do not meet. `$FABRIC_HOME` names the release, else the first release of the opt-in
+ * suite (`$FABRIC_HOMES`, else `peer` on the PATH: test/support/real-binaries.ts); there is no
+ * default, the project has no Fabric binaries (only the opt-in suite, test/real/, and
+ * bench/chaincode.ts use this file).
  */
 
 const run = promisify(execFile);
@@ -32,12 +35,33 @@ function findRepoRoot(): string {
 const repoRoot = findRepoRoot();
 export const channelName = 'mychannel';
 
+/** What the network needs of its release folder, beyond the opt-in suite's bin/peer, bin/orderer and sampleconfig/. */
+const networkNeeds = 'a Fabric 2.5 release folder with bin/, sampleconfig/, ccaas-builder/ and network-config/';
+
+/**
+ * The release folder of the network: `$FABRIC_HOME`, else the first folder the opt-in suite names
+ * (requireFabricReleases: `$FABRIC_HOMES`, else `peer` on the PATH), so that one setting runs the
+ * whole suite. None: "OPT-IN SUITE CANNOT RUN"; a folder without what the network needs: the
+ * missing file named.
+ */
 export function fabricNetworkHome(): string {
-  const home = process.env.FABRIC_HOME;
-  if (home === undefined || home === '') {
-    throw new Error(
-      'OPT-IN SUITE CANNOT RUN: no FABRIC_HOME (a Fabric 2.5 release folder with bin/, sampleconfig/, ccaas-builder/ and network-config/); the project has no Fabric binaries of its own',
-    );
+  let home = process.env.FABRIC_HOME ?? '';
+  if (home === '') {
+    let releases: string[];
+    try {
+      releases = requireFabricReleases();
+    } catch (error) {
+      // Its message first (the opt-in suite's line), then what this network needs besides.
+      throw new Error(
+        `${(error as Error).message} (the Fabric network of test/support/fabric-network.ts takes FABRIC_HOME, else the first folder of FABRIC_HOMES: ${networkNeeds})`,
+        {
+          cause: error,
+        },
+      );
+    }
+    const [first] = releases;
+    if (first === undefined) throw new Error(`OPT-IN SUITE CANNOT RUN: no FABRIC_HOME and no release in FABRIC_HOMES (${networkNeeds})`);
+    home = first;
   }
   for (const required of [
     'bin/peer',
@@ -51,7 +75,7 @@ export function fabricNetworkHome(): string {
   ]) {
     if (!existsSync(path.join(home, required))) {
       throw new Error(
-        `Fabric release incomplete: ${path.join(home, required)} is missing (set FABRIC_HOME to a Fabric 2.5 release with bin/, sampleconfig/, ccaas-builder/ and network-config/)`,
+        `Fabric release incomplete: ${path.join(home, required)} is missing (set FABRIC_HOME, or FABRIC_HOMES whose first folder the network takes, to ${networkNeeds})`,
       );
     }
   }
@@ -131,6 +155,18 @@ export async function loggedOperationsUrl(daemon: Daemon, timeoutMs?: number): P
   return url;
 }
 
+/**
+ * The metrics provider of both nodes (CORE_METRICS_PROVIDER, ORDERER_METRICS_PROVIDER). `disabled`
+ * is the sample configurations' own: /metrics answers Go's 404. `prometheus`: each node serves
+ * /metrics on its operations port.
+ */
+export type NetworkMetricsProvider = 'disabled' | 'prometheus';
+
+export interface FabricNetworkOptions {
+  /** Default `disabled` (the network as test/real/fabric/chaincode-network.test.ts runs it). */
+  metricsProvider?: NetworkMetricsProvider;
+}
+
 export interface NetworkPorts {
   orderer: number;
   ordererAdmin: number;
@@ -165,7 +201,25 @@ export class FabricNetwork {
     readonly dir: string,
     readonly home: string,
     readonly ports: NetworkPorts,
+    readonly metricsProvider: NetworkMetricsProvider = 'disabled',
   ) {}
+
+  /*
+   * The operations endpoints are plain HTTP: the harness sets their listen addresses only, and
+   * operations TLS stays off as in the release's sampleconfig (core.yaml `operations.tls.enabled`,
+   * orderer.yaml `Operations.TLS.Enabled`). Fabric asks a client certificate for /metrics and
+   * /logspec only when that TLS is on, so with `prometheus` anyone on loopback reads /metrics.
+   */
+
+  /** The peer's operations endpoint (/healthz, /metrics, ...): plain HTTP. */
+  get peerOperationsUrl(): string {
+    return `http://127.0.0.1:${this.ports.peerOps}`;
+  }
+
+  /** The orderer's operations endpoint: plain HTTP. */
+  get ordererOperationsUrl(): string {
+    return `http://127.0.0.1:${this.ports.ordererOps}`;
+  }
 
   get orgs(): string {
     return path.join(this.dir, 'organizations');
@@ -254,7 +308,7 @@ export class FabricNetwork {
       ORDERER_ADMIN_TLS_CLIENTAUTHREQUIRED: 'true',
       ORDERER_ADMIN_TLS_CLIENTROOTCAS: `[${path.join(node, 'tls/ca.crt')}]`,
       ORDERER_OPERATIONS_LISTENADDRESS: `127.0.0.1:${this.ports.ordererOps}`,
-      ORDERER_METRICS_PROVIDER: 'disabled',
+      ORDERER_METRICS_PROVIDER: this.metricsProvider,
       ORDERER_FILELEDGER_LOCATION: path.join(work, 'ledger'),
       ORDERER_CONSENSUS_WALDIR: path.join(work, 'etcdraft/wal'),
       ORDERER_CONSENSUS_SNAPDIR: path.join(work, 'etcdraft/snapshot'),
@@ -319,7 +373,7 @@ export class FabricNetwork {
       CORE_PEER_FILESYSTEMPATH: path.join(work, 'production'),
       CORE_LEDGER_SNAPSHOTS_ROOTDIR: path.join(work, 'snapshots'),
       CORE_OPERATIONS_LISTENADDRESS: `127.0.0.1:${this.ports.peerOps}`,
-      CORE_METRICS_PROVIDER: 'disabled',
+      CORE_METRICS_PROVIDER: this.metricsProvider,
       CORE_CHAINCODE_EXECUTETIMEOUT: '30s',
     };
     await this.launchPeer();
@@ -481,10 +535,11 @@ export class FabricNetwork {
 }
 
 /** Crypto material, channel block, orderer, osnadmin join, peer, peer join. */
-export async function startFabricNetwork(): Promise<FabricNetwork> {
+export async function startFabricNetwork(options: FabricNetworkOptions = {}): Promise<FabricNetwork> {
+  // The release first: without one, the opt-in suite's own message, whatever else is missing.
+  const home = fabricNetworkHome();
   requireCommand('openssl');
   requireCommand('tar');
-  const home = fabricNetworkHome();
   const dir = await mkdtemp(path.join(os.tmpdir(), 'fabric-ops-fabnet-'));
   // Probed, not port 0: the real orderer and peer take every port from their configuration and
   // never report what they bound, and the channel's genesis block (configtx.yaml) and the peer's
@@ -497,7 +552,7 @@ export async function startFabricNetwork(): Promise<FabricNetwork> {
     peerChaincode: await freeTcpPort(),
     peerOps: await freeTcpPort(),
   };
-  const network = new FabricNetwork(dir, home, ports);
+  const network = new FabricNetwork(dir, home, ports, options.metricsProvider ?? 'disabled');
   try {
     await run(path.join(home, 'bin/cryptogen'), ['generate', `--config=${path.join(home, 'network-config/crypto-config.yaml')}`, `--output=${network.orgs}`]);
     await mkdir(path.join(dir, 'config'), { recursive: true });
