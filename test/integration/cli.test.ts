@@ -8,6 +8,7 @@ import { request } from '../support/http';
 import { requireCommand } from '../support/prerequisites';
 import { cliPath, requireBuiltCli, runCli } from '../support/cli';
 import { createTestPki, type TestPki } from '../support/pki';
+import { waitFor } from '../support/wait';
 
 const samples = path.resolve(__dirname, '../../../shared/fixtures/fabric-sampleconfig');
 
@@ -297,7 +298,10 @@ describe('fabric-ops command', () => {
   it('on SIGTERM stops accepting, lets an in-flight request finish, and exits 0', async () => {
     // A container runtime that accepts and never answers makes /healthz slow (timeout 3s).
     const socketPath = path.join(tmp, 'silent.sock');
-    const silent = net.createServer(() => undefined);
+    let pinged = false;
+    const silent = net.createServer(() => {
+      pinged = true;
+    });
     await new Promise<void>((resolve) => silent.listen(socketPath, resolve));
     try {
       const run = runCli([], {
@@ -308,7 +312,7 @@ describe('fabric-ops command', () => {
       });
       const url = await run.listening();
       const slow = request(`${url}/healthz`, { timeoutMs: 15_000 });
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      await waitFor('the /healthz check to reach the runtime (the request in flight)', () => pinged);
       run.child.kill('SIGTERM');
       const answer = await slow;
       expect(answer.status).toBe(503);

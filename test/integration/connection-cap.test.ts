@@ -5,6 +5,7 @@ import { testConfig } from '../support/config';
 import { LogCapture } from '../support/log-capture';
 import { createTestPki, type TestPki, serverTls } from '../support/pki';
 import { parseResponses, rawExchange, silentConnection, type RawOptions } from '../support/raw-http';
+import { delay, waitFor } from '../support/wait';
 
 interface HoldOptions {
   /** The client's own address (127.0.0.2 ... are this machine's too): another client than the probes'. */
@@ -22,16 +23,20 @@ interface HoldOptions {
  * out probes. The attack here is bounded: `count` sockets, each reopened when the server closes it,
  * for a few seconds. Records the status line of every answer the attack got.
  */
-function holdConnections(port: number, count: number, options: HoldOptions = {}): { stop(): void; opened(): number; answers: string[] } {
+function holdConnections(port: number, count: number, options: HoldOptions = {}): { stop(): void; opened(): number; connected(): number; answers: string[] } {
   let running = true;
   let opened = 0;
+  let connected = 0;
   const answers: string[] = [];
   const sockets = new Set<net.Socket>();
   const open = (): void => {
     if (!running) return;
     opened += 1;
     let trickle: NodeJS.Timeout | undefined;
+    let isConnected = false;
     const socket = net.connect({ port, host: '127.0.0.1', localAddress: options.localAddress }, () => {
+      isConnected = true;
+      connected += 1;
       if (options.head !== undefined) socket.write(options.head);
       if (options.trickleEveryMs !== undefined) trickle = setInterval(() => socket.write('a'), options.trickleEveryMs);
     });
@@ -41,6 +46,7 @@ function holdConnections(port: number, count: number, options: HoldOptions = {})
     socket.on('data', (data: string) => (received += data));
     socket.on('error', () => undefined);
     socket.on('close', () => {
+      if (isConnected) connected -= 1;
       clearInterval(trickle);
       sockets.delete(socket);
       if (received !== '') answers.push(`${received.split('\r\n')[0] ?? ''} ${parseResponses(received)[0]?.body ?? ''}`);
@@ -54,6 +60,7 @@ function holdConnections(port: number, count: number, options: HoldOptions = {})
       for (const socket of sockets) socket.destroy();
     },
     opened: () => opened,
+    connected: () => connected,
     answers,
   };
 }
@@ -63,7 +70,8 @@ async function probes(port: number, count: number, tls?: RawOptions['tls']): Pro
   for (let index = 0; index < count; index += 1) {
     const exchange = await rawExchange(port, { send: 'GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n', giveUpMs: 5000, tls });
     statuses.push(exchange.responses[0]?.status);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Spread over the attack (which keeps reopening what the server closes), not all at once.
+    await delay(100);
   }
   return statuses;
 }
@@ -85,7 +93,7 @@ describe('a full connection cap does not shut out probes (plain HTTP)', () => {
   it(`${cap} silent sockets reopened on close: every probe is answered`, async () => {
     const attack = holdConnections(system.address.port, cap);
     try {
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await waitFor('the attack to fill the cap', () => attack.connected() >= cap);
       expect(await probes(system.address.port, 10)).toEqual(Array.from({ length: 10 }, () => 200));
     } finally {
       attack.stop();
@@ -108,8 +116,17 @@ describe('a full connection cap does not shut out probes (plain HTTP)', () => {
     const small = await startOperationsSystem({ config: testConfig({ operations: { maxConnections: 2 } }), env: {}, logStream: new LogCapture() });
     try {
       const { port } = small.address;
-      const idle = [0, 1].map(() => rawExchange(port, { send: 'GET /version HTTP/1.1\r\nHost: localhost\r\n\r\n', giveUpMs: 8000 }));
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      let answered = 0;
+      const idle = [0, 1].map(() =>
+        rawExchange(port, {
+          send: 'GET /version HTTP/1.1\r\nHost: localhost\r\n\r\n',
+          feed: (socket) => {
+            socket.once('data', () => (answered += 1));
+          },
+          giveUpMs: 8000,
+        }),
+      );
+      await waitFor('both keep-alive connections answered (idle now)', () => answered === 2);
       const third = await rawExchange(port, { send: 'GET /version HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n', giveUpMs: 5000 });
       expect(third.responses[0]?.status).toBe(200);
       // The oldest idle one was closed by the server after its answer, long before its keep-alive ran out.
@@ -148,7 +165,7 @@ describe('a client holding every connection with a request in progress does not 
   it(`${2 * cap} connections from another address inside unfinished PUT bodies (a byte a second), reopened on close: 20 of 20 probes answered`, async () => {
     const attack = holdConnections(system.address.port, 2 * cap, { localAddress: '127.0.0.2', head: unfinishedPut, trickleEveryMs: 1000 });
     try {
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      await waitFor('the attack to fill the cap', () => attack.connected() >= cap);
       expect(await probes(system.address.port, 20)).toEqual(allAnswered);
     } finally {
       attack.stop();
@@ -158,7 +175,7 @@ describe('a client holding every connection with a request in progress does not 
   it(`${2 * cap} connections from another address, each with a request read in full and never answered: 20 of 20 probes answered, the excess refused`, async () => {
     const attack = holdConnections(system.address.port, 2 * cap, { localAddress: '127.0.0.3', head: 'GET /stuck HTTP/1.1\r\nHost: localhost\r\n\r\n' });
     try {
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      await waitFor('the attack to fill the cap', () => attack.connected() >= cap);
       expect(await probes(system.address.port, 20)).toEqual(allAnswered);
       // The address holds its share (cap less a sixteenth) and cannot close its own answers in progress.
       const metrics = await rawExchange(system.address.port, { send: 'GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n', giveUpMs: 5000 });
@@ -171,7 +188,7 @@ describe('a client holding every connection with a request in progress does not 
   it(`${cap} connections from the probes' own address inside unfinished PUT bodies (sending nothing more), reopened on close: 20 of 20 probes answered; the oldest are answered 408`, async () => {
     const attack = holdConnections(system.address.port, cap, { head: unfinishedPut });
     try {
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      await waitFor('the attack to fill the cap', () => attack.connected() >= cap);
       expect(await probes(system.address.port, 20)).toEqual(allAnswered);
       expect(attack.answers.length).toBeGreaterThan(0);
       expect(attack.answers.every((answer) => answer.startsWith('HTTP/1.1 408 ') && answer.includes('every connection (maxConnections) was taken'))).toBe(true);
@@ -187,7 +204,8 @@ describe('a client holding every connection with a request in progress does not 
       send: `PUT /logspec HTTP/1.1\r\nHost: localhost\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`,
       feed: async (socket) => {
         for (const character of body) {
-          await new Promise((resolve) => setTimeout(resolve, 100));
+          // A slow upload: one byte every 100 ms.
+          await delay(100);
           socket.write(character);
         }
       },
@@ -224,7 +242,7 @@ describe('a full connection cap does not shut out probes (TLS)', () => {
   it(`${cap} silent sockets reopened on close: every probe over TLS is answered`, async () => {
     const attack = holdConnections(system.address.port, cap);
     try {
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await waitFor('the attack to fill the cap', () => attack.connected() >= cap);
       expect(await probes(system.address.port, 10, { ca: pki.serverCA.certPem })).toEqual(Array.from({ length: 10 }, () => 200));
       expect(attack.opened()).toBeGreaterThan(cap);
     } finally {
@@ -241,10 +259,12 @@ describe('a full connection cap does not shut out probes (TLS)', () => {
     try {
       const { port } = small.address;
       const operator = { ca: pki.serverCA.certPem, cert: pki.client.certPem, key: pki.client.keyPem };
+      // Each pause: time for the server to read that head (a request waiting for its body shows
+      // nothing to poll), and the oldest plainly older than the newest.
       const oldest = rawExchange(port, { send: unfinishedPut, giveUpMs: 3000, tls: operator });
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await delay(300);
       const newest = rawExchange(port, { send: unfinishedPut, giveUpMs: 3000, tls: operator });
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await delay(300);
       expect(await probes(port, 1, { ca: pki.serverCA.certPem })).toEqual([200]);
       const closed = await oldest;
       expect(closed.responses.map((response) => [response.status, response.json])).toEqual([

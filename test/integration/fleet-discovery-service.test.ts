@@ -14,6 +14,7 @@ import { PrometheusProvider } from '../../src/metrics/prometheus/provider';
 import { CaptureLoggers } from '../support/capture-logger';
 import { createTestPki, type TestPki } from '../support/pki';
 import { FakeScheduler } from '../support/fake-scheduler';
+import { delay, waitFor } from '../support/wait';
 
 /**
  * FleetService with discovery, the list+watch of each source a double of src/kubernetes'
@@ -244,11 +245,12 @@ describe('fleet discovery: the node set follows the sources', () => {
     const store = memoryStore([{ node: 'peer0.fabric', previous: 'info', specs: ['debug'], dueAt: 0, actor: 'op' }]);
     const { fleet, watches } = setup({ store });
     await fleet.start();
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Not listed yet: nothing is put back meanwhile.
+    await delay(50);
     expect(a!.calls).toEqual([]);
     expect(fleet.pendingPutBacks()).toHaveLength(1);
     watches[0]!.list([podAt('peer0', a!.port)]);
-    for (let i = 0; i < 100 && fleet.pendingPutBacks().length > 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+    await waitFor('the put-back after the list', () => fleet.pendingPutBacks().length === 0, { everyMs: 10 });
     expect(a!.spec).toBe('info');
     expect(fleet.pendingPutBacks()).toEqual([]);
     await fleet.stop();
@@ -295,7 +297,10 @@ describe('fleet defects', () => {
 
   test('stop() waits for a round in flight (bounded by nodeTimeout)', async () => {
     // A node that accepts and never answers: the round ends at nodeTimeout (500 ms).
-    const hung = https.createServer({ cert: pki.server.certPem, key: pki.server.keyPem }, () => undefined);
+    let asked = false;
+    const hung = https.createServer({ cert: pki.server.certPem, key: pki.server.keyPem }, () => {
+      asked = true;
+    });
     await new Promise<void>((resolve) => hung.listen(0, '127.0.0.1', resolve));
     const url = `https://127.0.0.1:${(hung.address() as AddressInfo).port}`;
     const fleet = new FleetService(tlsConfig([url]), {
@@ -305,7 +310,7 @@ describe('fleet defects', () => {
     try {
       let ended = false;
       const round = fleet.health().then(() => (ended = true));
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await waitFor('the round to ask the hung node', () => asked, { everyMs: 10 });
       await fleet.stop();
       expect(ended).toBe(true);
       await round;

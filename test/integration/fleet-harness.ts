@@ -1,4 +1,3 @@
-import { waitFor as poll } from '../support/wait';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { X509Certificate } from 'node:crypto';
@@ -160,10 +159,6 @@ export async function hungServer(): Promise<{ url: string; close(): Promise<void
         server.close(() => resolve());
       }),
   };
-}
-
-export function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs: number, everyMs = 100): Promise<T> {
-  return poll(what, probe, { timeoutMs, everyMs });
 }
 
 /**

@@ -15,7 +15,8 @@ import { startOperationsSystem, type OperationsSystem } from '../../src/system';
 import { testConfig } from '../support/config';
 import { request, type HttpAnswer } from '../support/http';
 import { createTestPki, type KeyPair, type TestPki, serverTls } from '../support/pki';
-import { FabricNodes, waitFor, type FabricNodeEntry } from './fleet-harness';
+import { waitFor } from '../support/wait';
+import { FabricNodes, type FabricNodeEntry } from './fleet-harness';
 
 jest.setTimeout(120_000);
 
@@ -306,7 +307,10 @@ describe('fleet log levels', () => {
 
     // The event comes once the batch is done: nodes put back, the file written, the results counted
     // (the pending list empties before the file is written: waiting on it raced the checks below).
-    const putBacks = await waitFor('both put-backs reported', async () => (reportedPutBacks().length >= 2 ? reportedPutBacks() : undefined), 10_000);
+    const putBacks = await waitFor('both put-backs reported', async () => (reportedPutBacks().length >= 2 ? reportedPutBacks() : undefined), {
+      timeoutMs: 10_000,
+      everyMs: 100,
+    });
     expect(service!.pendingPutBacks()).toEqual([]);
     expect(await nodeSpec(fabric25, 'peer0.org1')).toBe('info');
     expect(await nodeSpec(fabric25, 'peer0.org2')).toBe('error');
@@ -352,7 +356,10 @@ describe('fleet log levels', () => {
     expect(await nodeSpec(fabric25, 'peer0.org1')).toBe('debug');
     events.length = 0;
     await startFleet();
-    const putBacks = await waitFor('put-backs after the restart', async () => (reportedPutBacks().length >= 3 ? reportedPutBacks() : undefined), 10_000);
+    const putBacks = await waitFor('put-backs after the restart', async () => (reportedPutBacks().length >= 3 ? reportedPutBacks() : undefined), {
+      timeoutMs: 10_000,
+      everyMs: 100,
+    });
     expect(putBacks.map((node) => [node.name, node.result]).sort()).toEqual([
       ['ops0', 'restored'],
       ['peer0.org1', 'restored'],

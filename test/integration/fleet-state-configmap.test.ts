@@ -20,7 +20,8 @@ import { terminate } from '../support/processes';
 import { FakeApiServer, kubeconfigFor, type ReceivedRequest } from '../support/fake-apiserver';
 import { request, type HttpAnswer } from '../support/http';
 import { createTestPki, serverTls, type TestPki } from '../support/pki';
-import { FabricNodes, fleetServerEnv, fleetWrite, waitFor } from './fleet-harness';
+import { waitFor } from '../support/wait';
+import { FabricNodes, fleetServerEnv, fleetWrite } from './fleet-harness';
 
 jest.setTimeout(120_000);
 
@@ -182,7 +183,7 @@ test('fabric-ops stopped during a TTL, a new one started in a fresh directory af
   await new Promise((resolve) => setTimeout(resolve, 2500));
   expect(await peerSpec()).toBe('debug');
   await startFleet();
-  await waitFor('the put-backs after the restart', async () => ((await configMap())?.pending.length === 0 ? true : undefined), 10_000);
+  await waitFor('the put-backs after the restart', async () => (await configMap())?.pending.length === 0, { timeoutMs: 10_000, everyMs: 100 });
   expect(await peerSpec()).toBe('info');
   expect(opsNode.getLogSpec()).toBe('info');
 });

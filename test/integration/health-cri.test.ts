@@ -9,6 +9,7 @@ import { testConfig } from '../support/config';
 import { TestContainerd } from '../support/containerd';
 import { request } from '../support/http';
 import { LogCapture } from '../support/log-capture';
+import { waitFor } from '../support/wait';
 
 const jsonEnv = { FABRIC_LOGGING_FORMAT: 'json' };
 const sampleOrdererYaml = path.resolve(__dirname, '../../../shared/fixtures/fabric-sampleconfig/orderer.yaml');
@@ -191,13 +192,15 @@ describe('CRI checker against a real containerd', () => {
       expect(down.failed_checks).toEqual([{ component: 'cri', reason: expect.stringMatching(/^failed to get the CRI runtime status from unix:\/\/\S+: /) }]);
 
       await containerd.restart();
-      // gRPC reconnects with a backoff of at most 1 s; poll until the check passes, with a deadline.
-      const deadline = Date.now() + 15_000;
-      let report = await service.check();
-      while (report.status !== 'OK' && Date.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, 100));
-        report = await service.check();
-      }
+      // gRPC reconnects with a backoff of at most 1 s: polled until the check passes.
+      const report = await waitFor(
+        'the cri check to pass again',
+        async () => {
+          const checked = await service.check();
+          return checked.status === 'OK' && checked;
+        },
+        { timeoutMs: 15_000, everyMs: 100 },
+      );
       expect(report).toMatchObject({ status: 'OK' });
       expect(loggers.find('warn', /health check cri is failing/)).toHaveLength(1);
       expect(loggers.find('info', /health check cri is ok again/)).toHaveLength(1);

@@ -8,6 +8,7 @@ import { startOperationsSystem, type OperationsSystem } from '../../src';
 import { testConfig } from '../support/config';
 import { request } from '../support/http';
 import { LogCapture } from '../support/log-capture';
+import { waitFor } from '../support/wait';
 
 const jsonEnv = { FABRIC_LOGGING_FORMAT: 'json' };
 
@@ -127,14 +128,14 @@ describe('a container runtime that accepts and never answers', () => {
       const before = runtime.connections;
       const client = http.get(`${system.url}/healthz`, { agent: false });
       client.on('error', () => undefined);
-      while (runtime.connections === before) await new Promise((resolve) => setTimeout(resolve, 10));
+      await waitFor('the ping to connect to the runtime', () => runtime.connections !== before, { everyMs: 10 });
       expect(runtime.openConnections).toBe(1);
       client.destroy();
       await runtime.allClosed();
 
       const second = http.get(`${system.url}/healthz`, { agent: false });
       second.on('error', () => undefined);
-      while (runtime.connections === before + 1) await new Promise((resolve) => setTimeout(resolve, 10));
+      await waitFor('a new ping to connect to the runtime', () => runtime.connections !== before + 1, { everyMs: 10 });
       expect(runtime.connections).toBe(before + 2);
       second.destroy();
       await runtime.allClosed();

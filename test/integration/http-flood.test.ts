@@ -3,6 +3,7 @@ import { startOperationsSystem, type OperationsSystem } from '../../src/system';
 import { testConfig } from '../support/config';
 import { LogCapture } from '../support/log-capture';
 import { parseResponses, rawExchange } from '../support/raw-http';
+import { delay } from '../support/wait';
 
 /**
  * Issue 18 item 3: pipelining is bounded. A client that sends many requests ahead of their answers
@@ -61,7 +62,8 @@ describe('pipelining is bounded', () => {
       const probes: Array<number | undefined> = [];
       for (let index = 0; index < 5; index += 1) {
         probes.push(await probe(system.address.port));
-        await new Promise((resolve) => setTimeout(resolve, 100));
+        // Spread over the flood, not all at once.
+        await delay(100);
       }
       expect(probes).toEqual([200, 200, 200, 200, 200]);
       for (const client of flood) {
@@ -130,7 +132,7 @@ describe('a client that does not read is dropped', () => {
     const client = nonReadingClient(system.address.port, metricsRequest.repeat(100));
     try {
       // Over the injected 1 s response limit: the answer stuck behind the unread ones is given up.
-      await new Promise((resolve) => setTimeout(resolve, 2500));
+      await delay(2500);
       expect(await probe(system.address.port)).toBe(200);
       const { answers, closedByServer } = await client.read();
       expect(closedByServer).toBe(true);
@@ -159,9 +161,11 @@ describe('pipelining within the bound loses nothing', () => {
     socket.pause();
     socket.on('error', () => undefined);
     try {
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Time for the server to answer the first 10 into the unread socket, then to stop reading at 16
+      // waiting: a client that does not read sees none of it to poll.
+      await delay(300);
       socket.write(metricsRequest.repeat(99) + 'GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n');
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      await delay(500);
       let received = '';
       socket.setEncoding('latin1');
       socket.on('data', (data: string) => (received += data));

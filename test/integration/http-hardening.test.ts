@@ -1,4 +1,5 @@
 import dgram from 'node:dgram';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import net from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { startOperationsSystem, type OperationsSystem } from '../../src/system';
@@ -6,7 +7,7 @@ import { testConfig } from '../support/config';
 import { request } from '../support/http';
 import { LogCapture } from '../support/log-capture';
 import { createTestPki, type TestPki, serverTls } from '../support/pki';
-import { waitFor } from '../support/wait';
+import { delay, waitFor } from '../support/wait';
 import { rawExchange, silentConnection, writeUntilClosed, type RawExchange, type RawResponse } from '../support/raw-http';
 
 const GiB = 1024 * 1024 * 1024;
@@ -226,8 +227,17 @@ function busyConnection(port: number): net.Socket {
   return socket;
 }
 
+/** Requests /stuck holds now: taken in, their connection not closed yet. */
+let stuckRequests = 0;
 /** Mounts /stuck, whose requests are never answered (until the client goes). */
-const stuck = () => ({ path: '/stuck', handler: () => undefined, stop: () => Promise.resolve() });
+const stuck = () => ({
+  path: '/stuck',
+  handler: (_request: IncomingMessage, response: ServerResponse) => {
+    stuckRequests += 1;
+    response.once('close', () => (stuckRequests -= 1));
+  },
+  stop: () => Promise.resolve(),
+});
 
 describe('defect 3: the connection cap', () => {
   it('refuses connections over operations.maxConnections, each with a request in progress, at once and counts them (Prometheus)', async () => {
@@ -239,21 +249,23 @@ describe('defect 3: the connection cap', () => {
     });
     try {
       const { port } = system.address;
+      const before = stuckRequests;
       const held = [1, 2, 3].map(() => busyConnection(port));
-      await Promise.all(held.map((socket) => new Promise((resolve) => socket.once('connect', resolve))));
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await waitFor('the three held requests in progress at /stuck', () => stuckRequests === before + 3);
       const refused = await rawExchange(port, { send: 'GET /version HTTP/1.1\r\nHost: localhost\r\n\r\n', giveUpMs: 5000 });
       expect(refused.received).toBe('');
       expect(refused.closedAfterMs).toBeLessThan(1000);
       for (const socket of held) socket.destroy();
-      let body = '';
-      for (let attempt = 0; attempt < 50 && !/operations_connections_refused_total 1\b/.test(body); attempt += 1) {
-        await new Promise((resolve) => setTimeout(resolve, 100));
-        body = await request(`${system.url}/metrics`).then(
-          (answer) => answer.body,
-          () => '',
-        );
-      }
+      // Until the server has let them go: a scrape before that would itself be refused, and counted.
+      await waitFor('the held connections closed on the server', () => stuckRequests === before);
+      const body = await waitFor(
+        'the refusal counted in /metrics',
+        async () => {
+          const { body: scraped } = await request(`${system.url}/metrics`);
+          return /operations_connections_refused_total 1\b/.test(scraped) && scraped;
+        },
+        { timeoutMs: 5000, everyMs: 100 },
+      );
       expect(body).toMatch(/operations_connections_refused_total 1\b/);
     } finally {
       await system.stop();
@@ -276,9 +288,9 @@ describe('defect 3: the connection cap', () => {
       extensions: [stuck],
     });
     try {
+      const before = stuckRequests;
       const held = busyConnection(system.address.port);
-      await new Promise((resolve) => held.once('connect', resolve));
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await waitFor('the held request in progress at /stuck', () => stuckRequests === before + 1);
       const refused = await silentConnection(system.address.port, 5000);
       expect(refused.closedAfterMs).toBeLessThan(1000);
       held.destroy();
@@ -341,7 +353,8 @@ describe('stop (SIGTERM) with a request still uploading', () => {
       send: 'PUT /logspec HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100\r\n\r\n{"spec":',
       giveUpMs: 15_000,
     });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Time for the server to read the head: a request waiting for its body shows nothing to poll.
+    await delay(300);
     const started = Date.now();
     await system.stop(2000);
     expect(Date.now() - started).toBeLessThan(4000);

@@ -136,6 +136,7 @@ describe('Kubernetes integration (fake API server, kubeconfig)', () => {
     // A bookmark moves the watch's resourceVersion; the next watch resumes from it.
     api.setConfigMap('other', 'unrelated', { logspec: 'debug' });
     api.sendBookmarks();
+    // Time for the bookmark to reach the command: the resourceVersion it keeps is not visible to poll.
     await delay(200);
     const watchesBefore = api.requests.filter((r) => r.query.get('watch') === 'true').length;
     api.dropWatches();
@@ -158,6 +159,7 @@ describe('Kubernetes integration (fake API server, kubeconfig)', () => {
     await waitFor('the ConfigMap spec again', async () => (await logspec()) === 'info', { timeoutMs: 5000 });
 
     api.deleteConfigMap(namespace, configMapName);
+    // Time for the deletion to arrive: it leaves the spec as it is.
     await delay(300);
     expect(await logspec()).toBe('info');
   });
@@ -209,6 +211,7 @@ describe('Kubernetes integration (fake API server, kubeconfig)', () => {
   it('the ConfigMap watch survives an API-server restart', async () => {
     const port = api.port;
     await api.stop();
+    // Down a while: the watch loses the server and retries before it is back.
     await delay(1500);
     await api.start(port);
     api.setConfigMap(namespace, configMapName, { logspec: 'chaincode=debug:info' });

@@ -154,6 +154,7 @@ describe('Reflector + createListWatchApi + the transport against the fake API se
     set('pods', 'fabric', 'peer0-0', { app: 'peer' }); // another resource: nothing
     api.deleteObject('services', 'fabric', 'peer2');
     await waitFor('the changes', () => handled(since(mark)).length >= 5);
+    // No more come meanwhile: the changes outside the selector, the namespace or the resource make nothing.
     await delay(300);
     expect(handled(since(mark)).map(({ rv: _rv, ...record }) => record)).toEqual([
       { upsert: 'fabric/peer2', labels: { app: 'peer', org: 'org1' } },
@@ -179,6 +180,7 @@ describe('Reflector + createListWatchApi + the transport against the fake API se
     // A restart: changes made while it is down, every resourceVersion expired after it.
     const port = api.port;
     await api.stop();
+    // Down a while: the watch loses the server and retries before it is back.
     await delay(1500);
     api.deleteObject('services', 'fabric', 'peer3');
     set('services', 'fabric', 'peer4', { app: 'peer' });

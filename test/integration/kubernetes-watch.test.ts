@@ -98,6 +98,7 @@ describe('the ConfigMap watch of the command against a faithful API server', () 
     const { logspec, output } = await startCli({ FABRIC_OPS_KUBERNETES_WATCH_TIMEOUT_MS: '1000' });
     await waitFor('the ConfigMap spec', async () => (await logspec()) === 'gossip=debug:info');
     const first = api.watchRequests().length;
+    // Six 1 s cuts in that time: the watch resumed after each, never listed, never slower.
     await delay(6000);
     const resumed = api.watchRequests().slice(first);
     expect(resumed.length).toBeGreaterThanOrEqual(4);
@@ -114,12 +115,14 @@ describe('the ConfigMap watch of the command against a faithful API server', () 
     await waitFor('the ConfigMap spec', async () => (await logspec()) === 'gossip=debug:info');
     const port = api.port;
     await api.stop();
+    // Down 3 s, retried meanwhile: still one warning, and no "watching again".
     await delay(3000);
     expect(lines(output(), /cannot watch ConfigMap/)).toHaveLength(1);
     expect(lines(output(), /watching ConfigMap .* again/)).toEqual([]);
     await api.start(port);
     api.setConfigMap(namespace, configMapName, { logspec: 'chaincode=debug:info' });
     await waitFor('the change after the restart', async () => (await logspec()) === 'chaincode=debug:info', { timeoutMs: 10_000 });
+    // No second line of either comes meanwhile.
     await delay(500);
     expect(lines(output(), /cannot watch ConfigMap/)).toHaveLength(1);
     expect(lines(output(), /watching ConfigMap .* again/)).toHaveLength(1);
@@ -148,11 +151,13 @@ describe('the ConfigMap watch of the command against a faithful API server', () 
     api.fault = 'unauthorized';
     api.dropWatches();
     await waitFor('a refused attempt', () => api.watchRequests().length + api.listRequests().length > 3, { timeoutMs: 10_000 });
+    // Refused for 3 s, retried meanwhile: still one warning, and no "watching again".
     await delay(3000);
     expect(lines(output(), /watching ConfigMap .* again/)).toEqual([]);
     expect(lines(output(), /cannot watch ConfigMap/)).toHaveLength(1);
     api.fault = 'none';
     await waitFor('watching again', () => lines(output(), /watching ConfigMap .* again/).length > 0, { timeoutMs: 40_000 });
+    // No second line of either comes meanwhile.
     await delay(500);
     expect(lines(output(), /watching ConfigMap .* again/)).toHaveLength(1);
     expect(lines(output(), /cannot watch ConfigMap/)).toHaveLength(1);
@@ -166,6 +171,7 @@ describe('the ConfigMap watch of the command against a faithful API server', () 
     expect((await request(`${url}/logspec`, { method: 'PUT', body: JSON.stringify({ spec: 'warn' }) })).status).toBe(204);
     api.setConfigMap(namespace, configMapName, { logspec: 'warn' });
     await waitFor('the PUT Event', () => events('LogSpecChanged').find((event) => event.message.includes("to 'warn'")));
+    // No second Event comes meanwhile for the ConfigMap's same spec.
     await delay(1000);
     expect(events('LogSpecChanged').map((event) => event.message)).toEqual(["logging specification changed from 'info' to 'warn' by anonymous 127.0.0.1"]);
     expect(lines(output(), new RegExp(`changed.*${actor}`))).toEqual([]);
@@ -243,6 +249,7 @@ describe('the ConfigMap watch of the command against a faithful API server', () 
     api.bookmarkEveryWatch = true;
     api.dropWatches();
     const before = api.watchRequests().length;
+    // The watches made in 3 s: a rate, not a condition.
     await delay(3000);
     const made = api.watchRequests().length - before;
     // A rate limit of the order of one watch a second after a short burst, not hundreds a second.
@@ -259,6 +266,7 @@ describe('the ConfigMap watch of the command against a faithful API server', () 
     api.malformedWatches = true;
     api.dropWatches();
     const before = api.watchRequests().length;
+    // The watches made in 4 s (a backoff, not a spin), with one warning and no "watching again".
     await delay(4000);
     const made = api.watchRequests().length - before;
     expect(made).toBeGreaterThan(1);

@@ -13,7 +13,7 @@ import { request, type HttpAnswer } from '../support/http';
 import { createTestPki, type TestPki } from '../support/pki';
 import { requireCommand } from '../support/prerequisites';
 import { spawnPrometheus } from '../support/prometheus-server';
-import { waitFor } from '../support/wait';
+import { waitFor, type WaitOptions } from '../support/wait';
 
 let pki: TestPki;
 let system: OperationsSystem;
@@ -160,15 +160,12 @@ describe('a real Prometheus server scraping /metrics with a client certificate',
     value: [number, string];
   }
 
-  /** waitFor (test/support/wait.ts), giving up at once when Prometheus has exited; a timeout shows its output. */
-  async function poll<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 45_000): Promise<T> {
-    const exited = (): string | undefined => (prometheus?.exitCode !== null ? `prometheus exited (${String(prometheus?.exitCode)}): ${output}` : undefined);
-    try {
-      return await waitFor(what, probe, { timeoutMs, everyMs: 250, giveUpIf: exited });
-    } catch (error) {
-      throw new Error(`${(error as Error).message}; prometheus output: ${output}`, { cause: error });
-    }
-  }
+  /** For waitFor: up to 45 s, given up at once (with its output) when Prometheus has exited. */
+  const whilePrometheusRuns: WaitOptions = {
+    timeoutMs: 45_000,
+    everyMs: 250,
+    giveUpIf: () => (prometheus?.exitCode !== null ? `prometheus exited (${String(prometheus?.exitCode)}): ${output}` : undefined),
+  };
 
   async function query(expression: string): Promise<VectorSample[]> {
     const data = (await apiGet(`/api/v1/query?query=${encodeURIComponent(expression)}`)) as { result: VectorSample[] };
@@ -176,24 +173,36 @@ describe('a real Prometheus server scraping /metrics with a client certificate',
   }
 
   test('the target is up, fabric_version is 1, and the service metrics are stored', async () => {
-    const target = await poll('a successful scrape', async () => {
-      const data = (await apiGet('/api/v1/targets')) as { activeTargets: Target[] };
-      const found = data.activeTargets[0];
-      if (found?.health === 'down') throw new Error(`scrape failed: ${found.lastError}`);
-      return found?.health === 'up' ? found : undefined;
-    });
+    const target = await waitFor(
+      'a successful scrape',
+      async () => {
+        const data = (await apiGet('/api/v1/targets')) as { activeTargets: Target[] };
+        const found = data.activeTargets[0];
+        if (found?.health === 'down') throw new Error(`scrape failed: ${found.lastError}`);
+        return found?.health === 'up' ? found : undefined;
+      },
+      whilePrometheusRuns,
+    );
     expect(target.scrapeUrl).toBe(`${system.url}/metrics`);
 
-    const up = await poll('up{job="fabric-ops"}', async () => {
-      const result = await query('up{job="fabric-ops"}');
-      return result.length > 0 ? result : undefined;
-    });
+    const up = await waitFor(
+      'up{job="fabric-ops"}',
+      async () => {
+        const result = await query('up{job="fabric-ops"}');
+        return result.length > 0 ? result : undefined;
+      },
+      whilePrometheusRuns,
+    );
     expect(up.map((sample) => sample.value[1])).toEqual(['1']);
 
-    const version = await poll('fabric_version', async () => {
-      const result = await query('fabric_version');
-      return result.length > 0 ? result : undefined;
-    });
+    const version = await waitFor(
+      'fabric_version',
+      async () => {
+        const result = await query('fabric_version');
+        return result.length > 0 ? result : undefined;
+      },
+      whilePrometheusRuns,
+    );
     expect(version).toHaveLength(1);
     expect(version[0]?.metric).toMatchObject({ __name__: 'fabric_version', job: 'fabric-ops', version: system.version.Version });
     expect(version[0]?.value[1]).toBe('1');

@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { request } from '../support/http';
 import { listeningPorts } from '../support/listening-ports';
-import { cliPath, requireBuiltCli, runCli, type CliRun } from '../support/cli';
+import { cliPath, loggedUrl, requireBuiltCli, runCli, type CliRun } from '../support/cli';
 import { delay, waitFor } from '../support/wait';
 
 let tmp: string;
@@ -53,16 +53,13 @@ function runBin(): CliRun {
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.on('exit', (code, signal) => resolve({ code, signal })),
   );
-  const listening = async (timeoutMs = 15_000): Promise<string> => {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const match = /listening on (https?:\/\/\S+)/.exec(out + err);
-      if (match?.[1]) return match[1].replace(/["\\,}]+$/, '');
-      if (child.exitCode !== null) throw new Error(`fabric-ops exited ${child.exitCode}: ${err}`);
-      if (Date.now() > deadline) throw new Error(`fabric-ops did not log its URL within ${timeoutMs} ms: ${err}`);
-      await delay(50);
-    }
-  };
+  const listening = (timeoutMs?: number): Promise<string> =>
+    loggedUrl(
+      child,
+      () => out + err,
+      () => err,
+      timeoutMs,
+    );
   return track({ child, stdout: () => out, stderr: () => err, exited, listening });
 }
 

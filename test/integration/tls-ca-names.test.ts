@@ -7,6 +7,7 @@ import { testConfig } from '../support/config';
 import { request } from '../support/http';
 import { LogCapture } from '../support/log-capture';
 import { type CertificateAuthority, createCertificateAuthority, createTestPki, type TestPki } from '../support/pki';
+import { waitFor } from '../support/wait';
 
 /**
  * Issue 18, item 11: the server sends the name of every client root CA in each handshake, in a
@@ -99,8 +100,7 @@ describe('client root CAs whose names a handshake cannot carry', () => {
       const path = join(dir, 'ca.crt');
       await writeFile(`${path}.new`, [pki.clientCA, ...bigNameCAs].map((ca) => ca.certPem).join(''));
       await rename(`${path}.new`, path);
-      const deadline = Date.now() + 5000;
-      while (logs.matching(/TLS material not reloaded/).length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+      await waitFor('the refused reload logged', () => logs.matching(/TLS material not reloaded/).length > 0, { timeoutMs: 5000 });
       const refused = logs.records().filter((r) => typeof r.msg === 'string' && r.msg.startsWith('TLS material not reloaded'));
       expect(refused.map((r) => r.problem)).toEqual([expect.stringMatching(/the names of the 46 distinct client root CAs come to \d+ bytes/)]);
       for (const p of ['/healthz', '/logspec']) {

@@ -1,8 +1,10 @@
+import { X509Certificate } from 'node:crypto';
 import { startOperationsSystem, type OperationsSystem } from '../../src/system';
 import { testConfig } from '../support/config';
 import { request } from '../support/http';
 import { LogCapture } from '../support/log-capture';
 import { createTestPki, type KeyPair, type TestPki } from '../support/pki';
+import { waitFor } from '../support/wait';
 
 /**
  * Issue 18, item 5: an intermediate CA configured alone in clientRootCAs is a trust anchor, as
@@ -33,6 +35,12 @@ beforeAll(async () => {
   siblingWithChain = { ...sibling, certPem: `${sibling.certPem}${siblingCA.certPem}${pki.clientCA.certPem}` };
 });
 afterAll(async () => pki.cleanup());
+
+/** Until a second past `pair`'s notAfter (kept to the second): expired for every verifier. */
+async function pastNotAfter(name: string, pair: KeyPair): Promise<void> {
+  const notAfter = Date.parse(new X509Certificate(pair.certPem).validTo);
+  await waitFor(`${name} past its notAfter`, () => Date.now() >= notAfter + 1000, { everyMs: 100 });
+}
 
 describe.each([false, true])('an intermediate CA alone in clientRootCAs, clientAuthRequired %s', (clientAuthRequired) => {
   let system: OperationsSystem;
@@ -70,7 +78,7 @@ describe.each([false, true])('an intermediate CA alone in clientRootCAs, clientA
 
   it('still refuses an expired client, and a server-only EKU, issued by the intermediate', async () => {
     // days: 0 makes a certificate whose notAfter is its notBefore: expired by the time it is used.
-    await new Promise((resolve) => setTimeout(resolve, 1100));
+    await pastNotAfter('the expiring client', expiredUnderIntermediate);
     await expect(request(`${system.url}/healthz`, { ca: pki.serverCA.certPem, client: expiredUnderIntermediate })).rejects.toThrow();
     await expect(request(`${system.url}/healthz`, { ca: pki.serverCA.certPem, client: serverEkuUnderIntermediate })).rejects.toThrow();
   });
@@ -84,7 +92,7 @@ describe('an intermediate CA alone in clientRootCAs, past its own notAfter', () 
     // of a trust anchor that is not self-signed; Go (Fabric) refuses a chain through an expired root.
     const expiredCA = await pki.issue('expired-intermediate', 'clientCA', { usage: 'ca', cn: 'expired intermediate CA', days: 0 });
     client = await pki.issue('expired-intermediate-operator', expiredCA, { usage: 'client', cn: 'expired-intermediate-operator' });
-    await new Promise((resolve) => setTimeout(resolve, 2100));
+    await pastNotAfter('the expired intermediate', expiredCA);
     system = await startOperationsSystem({
       config: testConfig({
         operations: {

@@ -4,6 +4,7 @@ import { testConfig } from '../support/config';
 import { LogCapture } from '../support/log-capture';
 import { createTestPki, type KeyPair, type TestPki, serverTls } from '../support/pki';
 import { rawExchange } from '../support/raw-http';
+import { waitFor } from '../support/wait';
 
 /** Issue 21 item 14: refused handshakes are logged (rate-limited) in both client-auth modes. */
 function handshake(port: number, ca: string, client?: KeyPair): Promise<'refused' | 'served'> {
@@ -20,12 +21,12 @@ function handshake(port: number, ca: string, client?: KeyPair): Promise<'refused
   });
 }
 
-async function refusals(logs: LogCapture, count: number): Promise<Array<Record<string, unknown>>> {
-  for (let attempt = 0; attempt < 50; attempt += 1) {
-    if (logs.records().filter((record) => record.msg === 'client certificate refused').length >= count) break;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return logs.records().filter((record) => record.msg === 'client certificate refused');
+/** The "client certificate refused" warnings, once there are at least `count`. */
+function refusals(logs: LogCapture, count: number): Promise<Array<Record<string, unknown>>> {
+  return waitFor(`${count} "client certificate refused" warnings`, () => {
+    const found = logs.records().filter((record) => record.msg === 'client certificate refused');
+    return found.length >= count && found;
+  });
 }
 
 describe.each([true, false])('refused client certificates are logged (clientAuthRequired: %s)', (clientAuthRequired) => {

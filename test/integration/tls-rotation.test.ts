@@ -96,7 +96,6 @@ function request(client?: KeyPair): Promise<Served> {
   });
 }
 
-/** Polls until `check` holds or the deadline passes; returns the last value seen. */
 const fingerprintOf = (pair: KeyPair): string => new X509Certificate(pair.certPem).fingerprint256;
 
 describe('certificate rotation on a live server', () => {

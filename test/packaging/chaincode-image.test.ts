@@ -11,7 +11,8 @@ import { requireBuiltCli } from '../support/cli';
 import { request } from '../support/http';
 import { freeTcpPort } from '../support/ports';
 import { requireCommand } from '../support/prerequisites';
-import { delay, localBase, repoRoot, run } from './image-build';
+import { waitFor } from '../support/wait';
+import { localBase, repoRoot, run } from './image-build';
 
 const image = 'kv-chaincode:packaging-test';
 
@@ -74,16 +75,23 @@ describe('the chaincode example image', () => {
         image,
       ])
     ).trim();
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      const logs = await containerLogs(containerId).catch(() => '');
-      const bound = /operations server listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(logs)?.[1];
-      const answer = bound ? await request(`http://127.0.0.1:${bound}/version`, { timeoutMs: 1000 }).catch(() => null) : null;
-      if (answer?.status === 200 && logs.includes('chaincode server listening')) break;
-      if (Date.now() > deadline || !(await inspect(containerId)).State.Running) {
-        throw new Error(`the chaincode container did not start; its output:\n${await containerLogs(containerId).catch((error: Error) => error.message)}`);
-      }
-      await delay(300);
+    let stopped: string | undefined;
+    try {
+      await waitFor(
+        'the chaincode container to serve /version and its chaincode server',
+        async () => {
+          const logs = await containerLogs(containerId).catch(() => '');
+          const bound = /operations server listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(logs)?.[1];
+          const answer = bound ? await request(`http://127.0.0.1:${bound}/version`, { timeoutMs: 1000 }).catch(() => null) : null;
+          if (answer?.status === 200 && logs.includes('chaincode server listening')) return true;
+          if (!(await inspect(containerId)).State.Running) stopped = 'the container stopped';
+          return false;
+        },
+        { timeoutMs: 60_000, everyMs: 300, giveUpIf: () => stopped },
+      );
+    } catch (error) {
+      const logs = await containerLogs(containerId).catch((failure: Error) => failure.message);
+      throw new Error(`the chaincode container did not start: ${(error as Error).message}; its output:\n${logs}`, { cause: error });
     }
   }, 25 * 60_000);
 

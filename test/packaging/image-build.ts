@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { requireCommand } from '../support/prerequisites';
+import { waitFor } from '../support/wait';
 
 const execFileAsync = promisify(execFile);
 export const repoRoot = resolve(__dirname, '..', '..');
@@ -53,24 +54,29 @@ function isAlive(pid: number): boolean {
  * time (a lock directory with the holder's pid): the second build then finds every layer cached.
  */
 async function withBuildLock<T>(work: () => Promise<T>): Promise<T> {
-  const deadline = Date.now() + 20 * 60_000;
-  for (;;) {
-    try {
-      await mkdir(lockDir);
-      await writeFile(join(lockDir, 'pid'), String(process.pid));
-      break;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      const holder = Number(await readFile(join(lockDir, 'pid'), 'utf8').catch(() => '0'));
-      const age = Date.now() - (await stat(lockDir).catch(() => ({ mtimeMs: Date.now() }))).mtimeMs;
-      if ((holder > 0 && !isAlive(holder)) || (holder === 0 && age > 10_000)) {
-        await rm(lockDir, { recursive: true, force: true });
-        continue;
+  /** Set when taking the lock failed for another reason than its being held: no use trying again. */
+  let unusable: string | undefined;
+  await waitFor(
+    `the image build lock ${lockDir}`,
+    async () => {
+      try {
+        await mkdir(lockDir);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
+          unusable = (error as Error).message;
+          return false;
+        }
+        const holder = Number(await readFile(join(lockDir, 'pid'), 'utf8').catch(() => '0'));
+        const age = Date.now() - (await stat(lockDir).catch(() => ({ mtimeMs: Date.now() }))).mtimeMs;
+        // A holder that is gone (or never wrote its pid) leaves the lock: removed, taken on the next try.
+        if ((holder > 0 && !isAlive(holder)) || (holder === 0 && age > 10_000)) await rm(lockDir, { recursive: true, force: true });
+        throw new Error(`held by pid ${holder}`, { cause: error });
       }
-      if (Date.now() > deadline) throw new Error(`image build lock ${lockDir} held by pid ${holder} for too long`, { cause: error });
-      await new Promise((done) => setTimeout(done, 500));
-    }
-  }
+      await writeFile(join(lockDir, 'pid'), String(process.pid));
+      return true;
+    },
+    { timeoutMs: 20 * 60_000, everyMs: 500, giveUpIf: () => unusable },
+  );
   try {
     return await work();
   } finally {
@@ -84,5 +90,3 @@ export async function buildTestImage(commit: string): Promise<void> {
   requireCommand('make');
   await withBuildLock(() => run('make', ['-s', 'image', `IMAGE=${testImage}`, `NODE_IMAGE=${localBase}`, `GIT_COMMIT=${commit}`], process.env, 20 * 60_000));
 }
-
-export { delay } from '../support/wait';

@@ -12,8 +12,8 @@ import { promisify } from 'node:util';
 import { request } from '../support/http';
 import { listeningPorts } from '../support/listening-ports';
 import { freeTcpPort } from '../support/ports';
-import { waitFor } from '../support/wait';
-import { buildTestImage, delay, headCommit, packageVersion, repoRoot, run, testImage } from './image-build';
+import { delay, waitFor } from '../support/wait';
+import { buildTestImage, headCommit, packageVersion, repoRoot, run, testImage } from './image-build';
 
 const execFileAsync = promisify(execFile);
 
@@ -73,19 +73,22 @@ describe('the fabric-ops image', () => {
     containerId = (
       await run('docker', ['run', '-d', '--name', name, '--read-only', '--network', 'host', '-v', `${configDir}:/etc/hyperledger/fabric:ro`, testImage])
     ).trim();
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      const bound = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(await containerLogs(containerId).catch(() => ''))?.[1];
-      const answer = bound ? await request(`http://127.0.0.1:${bound}/healthz`, { timeoutMs: 1000 }).catch(() => null) : null;
-      if (answer?.status === 200) {
-        port = Number(bound);
-        break;
-      }
-      if (Date.now() > deadline || !(await inspect(containerId)).State.Running) {
-        const logs = await containerLogs(containerId).catch((error: Error) => error.message);
-        throw new Error(`the container did not log a 127.0.0.1 port and answer /healthz there; its output:\n${logs}`);
-      }
-      await delay(200);
+    let stopped: string | undefined;
+    try {
+      port = await waitFor(
+        'the container to log a 127.0.0.1 port and answer /healthz there',
+        async () => {
+          const bound = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(await containerLogs(containerId).catch(() => ''))?.[1];
+          const answer = bound ? await request(`http://127.0.0.1:${bound}/healthz`, { timeoutMs: 1000 }).catch(() => null) : null;
+          if (answer?.status === 200) return Number(bound);
+          if (!(await inspect(containerId)).State.Running) stopped = 'the container stopped';
+          return undefined;
+        },
+        { timeoutMs: 30_000, everyMs: 200, giveUpIf: () => stopped },
+      );
+    } catch (error) {
+      const logs = await containerLogs(containerId).catch((failure: Error) => failure.message);
+      throw new Error(`${(error as Error).message}; its output:\n${logs}`, { cause: error });
     }
   }, 25 * 60_000);
 
@@ -189,6 +192,7 @@ describe('the fabric-ops image', () => {
     expect(await listeningPorts(hostPid)).toEqual([port]);
     for (let i = 0; i < 3; i++) {
       await run('docker', ['kill', '--signal', 'SIGUSR1', containerId]);
+      // An inspector would bind within a few ms of the signal: none does meanwhile.
       await delay(300);
     }
     expect(await listeningPorts(hostPid)).toEqual([port]);

@@ -260,7 +260,8 @@ test(
           'current-context': 'fake',
         }),
       );
-      // A process of the user's: the library from node_modules, the logspec ConfigMap on.
+      // A process of the user's: the library from node_modules, the logspec ConfigMap on. It runs
+      // outside jest, with fabric-ops alone installed: it waits for the spec with a loop of its own.
       const script = join(work, 'installed', 'kubernetes-consumer.cjs');
       await writeFile(
         script,

@@ -12,6 +12,7 @@ import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { request } from '../support/http';
 import { requireCommand } from '../support/prerequisites';
+import { waitFor } from '../support/wait';
 import { headCommit, repoRoot, run } from './image-build';
 
 const execFileAsync = promisify(execFile);
@@ -125,13 +126,12 @@ describe('npm pack from a clean clone', () => {
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
     try {
-      const deadline = Date.now() + 15_000;
-      let url: string | undefined;
-      while (!url) {
-        url = /listening on (http:\/\/[\d.:]+)/.exec(output)?.[1];
-        if (child.exitCode !== null || Date.now() > deadline) throw new Error(`the bin did not start: ${output}`);
-        await new Promise((done) => setTimeout(done, 50));
-      }
+      const url = await waitFor('the bin to log its URL', () => /listening on (http:\/\/[\d.:]+)/.exec(output)?.[1], {
+        timeoutMs: 15_000,
+        giveUpIf: () => (child.exitCode !== null ? `it exited ${child.exitCode}` : undefined),
+      }).catch((error: Error) => {
+        throw new Error(`the bin did not start: ${error.message}: ${output}`, { cause: error });
+      });
       expect((await request(`${url}/healthz`)).status).toBe(200);
       const version = await request(`${url}/version`);
       expect(version.json).toEqual({

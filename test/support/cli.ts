@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { waitFor } from './wait';
 
 export const cliPath = path.resolve(__dirname, '../../dist/cli.js');
 
@@ -30,19 +31,30 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, nodeOptions:
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.on('exit', (code, signal) => resolve({ code, signal })),
   );
-  const listening = (timeoutMs = 15_000): Promise<string> =>
-    new Promise((resolve, reject) => {
-      const started = Date.now();
-      const poll = (): void => {
-        const match = /listening on (https?:\/\/\S+)/.exec(out + err);
-        if (match?.[1]) return resolve(match[1].replace(/["\\,}]+$/, ''));
-        if (child.exitCode !== null) return reject(new Error(`fabric-ops exited ${child.exitCode}: ${err}`));
-        if (Date.now() - started > timeoutMs) return reject(new Error(`fabric-ops did not log its URL within ${timeoutMs} ms: ${err}`));
-        setTimeout(poll, 50);
-      };
-      poll();
-    });
+  const listening = (timeoutMs?: number): Promise<string> =>
+    loggedUrl(
+      child,
+      () => out + err,
+      () => err,
+      timeoutMs,
+    );
   return { child, stdout: () => out, stderr: () => err, exited, listening };
+}
+
+/**
+ * The URL of a started command's "listening on" line in `output`: waitFor that line, given up at
+ * once when the command has exited without it; a failure carries its stderr.
+ */
+export async function loggedUrl(child: ChildProcess, output: () => string, stderr: () => string, timeoutMs = 15_000): Promise<string> {
+  const url = (): string | undefined => /listening on (https?:\/\/\S+)/.exec(output())?.[1]?.replace(/["\\,}]+$/, '') || undefined;
+  try {
+    return await waitFor('fabric-ops to log its URL', url, {
+      timeoutMs,
+      giveUpIf: () => (child.exitCode !== null && url() === undefined ? `fabric-ops exited ${child.exitCode}` : undefined),
+    });
+  } catch (error) {
+    throw new Error(`${(error as Error).message}: ${stderr()}`, { cause: error });
+  }
 }
 
 /** Runs `node dist/cli.js ...args` to its end (a one-shot command) with exactly the environment given (plus PATH): its exit code and whole output. */

@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { requireCommand } from './prerequisites';
 import { logTail, terminate } from './processes';
+import { waitFor } from './wait';
 
 /**
  * A containerd of its own for one test file: own socket, root, state and config under a temp
@@ -94,11 +95,13 @@ disabled_plugins = [
     child.once('exit', () => {
       if (this.child === child) this.child = null;
     });
-    const deadline = Date.now() + 20_000;
-    while (!(await this.accepts())) {
-      if (this.child !== child) throw new Error(`containerd exited during start; see ${this.logFile}:\n${this.logTail()}`);
-      if (Date.now() > deadline) throw new Error(`containerd did not listen on ${this.socketPath} within 20 s:\n${this.logTail()}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
+    try {
+      await waitFor(`containerd to listen on ${this.socketPath}`, () => this.accepts(), {
+        timeoutMs: 20_000,
+        giveUpIf: () => (this.child !== child ? 'it exited during start' : undefined),
+      });
+    } catch (error) {
+      throw new Error(`${(error as Error).message}; see ${this.logFile}:\n${this.logTail()}`, { cause: error });
     }
   }
 

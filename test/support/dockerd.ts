@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { requireCommand } from './prerequisites';
 import { logTail, terminate } from './processes';
-import { delay } from './wait';
+import { waitFor } from './wait';
 
 /**
  * A private Docker engine for one test file: its own socket, data root, exec root and pid
@@ -96,11 +96,14 @@ export class PrivateDockerd {
     child.once('exit', () => {
       if (this.child === child) this.child = null;
     });
-    const deadline = Date.now() + 30_000;
-    while (!(await this.answersPing())) {
-      if (this.child !== child) throw new Error(`private dockerd exited during start; see ${this.logFile}:\n${this.logTail()}`);
-      if (Date.now() > deadline) throw new Error(`private dockerd did not answer /_ping within 30 s; see ${this.logFile}:\n${this.logTail()}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
+    try {
+      await waitFor('private dockerd to answer /_ping', () => this.answersPing(), {
+        timeoutMs: 30_000,
+        everyMs: 100,
+        giveUpIf: () => (this.child !== child ? 'it exited during start' : undefined),
+      });
+    } catch (error) {
+      throw new Error(`${(error as Error).message}; see ${this.logFile}:\n${this.logTail()}`, { cause: error });
     }
   }
 
@@ -140,8 +143,8 @@ export class PrivateDockerd {
     const pid = Number(readFileSync(pidFile, 'utf8').trim());
     if (!Number.isInteger(pid) || pid <= 1 || !isAlive(pid) || !isOurContainerd(pid, this.dir)) return;
     process.kill(pid, 'SIGTERM');
-    const deadline = Date.now() + 10_000;
-    while (isAlive(pid) && Date.now() < deadline) await delay(100);
+    // Up to 10 s; past that it is left running: this is cleanup, not a check.
+    await waitFor(`containerd ${pid} to exit`, () => !isAlive(pid), { timeoutMs: 10_000, everyMs: 100 }).catch(() => undefined);
   }
 
   logTail(lines = 20): string {

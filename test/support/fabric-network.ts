@@ -1,5 +1,5 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { waitFor as poll } from './wait';
+import { waitFor } from './wait';
 import { createPrivateKey } from 'node:crypto';
 import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import { copyFile, cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
@@ -126,19 +126,21 @@ export function startDaemon(name: string, logFile: string, command: string, args
   }
 }
 
-/** Polls until `probe` is true; fails with what the daemon logged when it dies or time runs out. */
-/** waitFor (./wait.ts) that gives up at once, with the log's tail, when `daemon` has exited. */
-export async function waitFor(what: string, probe: () => Promise<boolean> | boolean, daemon?: Daemon, timeoutMs = 30_000): Promise<void> {
+/**
+ * waitFor (./wait.ts) until `probe` is true, for a daemon: gives up at once when `daemon` has
+ * exited, and any failure carries the tail of its log (what it said before dying or stalling).
+ */
+export async function waitForDaemon(what: string, probe: () => Promise<boolean> | boolean, daemon?: Daemon, timeoutMs = 30_000): Promise<void> {
   const exited = (): string | undefined => (daemon !== undefined && !daemon.running ? `${daemon.name} exited:\n${logTail(daemon.logFile, 30)}` : undefined);
   try {
-    await poll(what, probe, { timeoutMs, everyMs: 100, giveUpIf: exited });
+    await waitFor(what, probe, { timeoutMs, everyMs: 100, giveUpIf: exited });
   } catch (error) {
     throw daemon && daemon.running ? new Error(`${(error as Error).message}:\n${logTail(daemon.logFile, 30)}`, { cause: error }) : error;
   }
 }
 
 export const waitForPort = (port: number, daemon?: Daemon, timeoutMs?: number): Promise<void> =>
-  waitFor(`127.0.0.1:${port} to accept connections`, () => acceptsConnections(port), daemon, timeoutMs);
+  waitForDaemon(`127.0.0.1:${port} to accept connections`, () => acceptsConnections(port), daemon, timeoutMs);
 
 /**
  * The URL of fabric-ops' operations server in `daemon`, from its "operations server listening
@@ -146,7 +148,7 @@ export const waitForPort = (port: number, daemon?: Daemon, timeoutMs?: number): 
  */
 export async function loggedOperationsUrl(daemon: Daemon, timeoutMs?: number): Promise<string> {
   let url = '';
-  await waitFor(
+  await waitForDaemon(
     `${daemon.name} to log its operations URL`,
     () => (url = /operations server listening on (https?:\/\/127\.0\.0\.1:\d+)/.exec(daemon.output())?.[1] ?? '') !== '',
     daemon,
@@ -341,7 +343,7 @@ export class FabricNetwork {
       { env: { PATH: process.env.PATH }, timeout: 30_000 },
     );
     const daemon = this.ordererDaemon ?? undefined;
-    await waitFor(
+    await waitForDaemon(
       'the orderer to become raft leader of mychannel',
       () => daemon?.output().includes('Start accepting requests as Raft leader') ?? false,
       daemon,
@@ -401,7 +403,7 @@ export class FabricNetwork {
 
   async joinPeer(block: string): Promise<void> {
     await this.peerCli(['channel', 'join', '-b', block]);
-    await waitFor('the peer to have joined mychannel', async () => {
+    await waitForDaemon('the peer to have joined mychannel', async () => {
       try {
         await this.peerCli(['channel', 'getinfo', '-c', channelName]);
         return true;

@@ -8,6 +8,7 @@ import { parseDocument, type Document } from 'yaml';
 import { freeTcpPort } from './ports';
 import { logTail, settlesWithin } from './processes';
 import { requireFabricReleases } from './real-binaries';
+import { waitFor } from './wait';
 
 /**
  * The real Fabric peer and orderer (the reference implementation of the operations service),
@@ -271,28 +272,35 @@ export async function startFabricNode(options: StartFabricOptions): Promise<Fabr
     },
     logTail: (lines = 20) => stripAnsi(logTail(logFile, lines)),
   };
-  const deadline = Date.now() + (options.readyTimeoutMs ?? 20_000);
+  const logged = (): string => (existsSync(logFile) ? readFileSync(logFile, 'utf8') : '');
+  const gone = (): boolean => child.exitCode !== null || child.signalCode !== null;
   // The ready line is logged at info; under a quieter FABRIC_LOGGING_SPEC, a listening
   // operations port for a full second counts as ready instead.
   let listeningSince: number | null = null;
   let lastProbe = 0;
-  for (;;) {
-    const text = existsSync(logFile) ? readFileSync(logFile, 'utf8') : '';
-    if (readyLine[config.kind].test(text)) break;
-    if (Date.now() - lastProbe >= 100) {
-      lastProbe = Date.now();
-      if (await acceptsConnections(port)) listeningSince ??= Date.now();
-      else listeningSince = null;
-    }
-    if (listeningSince !== null && Date.now() - listeningSince >= 1000 && child.exitCode === null) break;
-    if (child.exitCode !== null || child.signalCode !== null) {
-      throw new FabricStartError(config.kind, child.exitCode, stripAnsi(text));
-    }
-    if (Date.now() > deadline) {
-      await node.stop();
-      throw new Error(`Fabric ${config.kind} did not log that it serves within the timeout; log ${logFile}:\n${node.logTail()}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 25));
+  try {
+    await waitFor(
+      `Fabric ${config.kind} to log that it serves`,
+      async () => {
+        if (readyLine[config.kind].test(logged())) return true;
+        if (Date.now() - lastProbe >= 100) {
+          lastProbe = Date.now();
+          if (await acceptsConnections(port)) listeningSince ??= Date.now();
+          else listeningSince = null;
+        }
+        return listeningSince !== null && Date.now() - listeningSince >= 1000 && child.exitCode === null;
+      },
+      {
+        timeoutMs: options.readyTimeoutMs ?? 20_000,
+        everyMs: 25,
+        // Ready and then gone is still ready: the caller sees the exit.
+        giveUpIf: () => (gone() && !readyLine[config.kind].test(logged()) ? 'it exited' : undefined),
+      },
+    );
+  } catch (error) {
+    if (gone()) throw new FabricStartError(config.kind, child.exitCode, stripAnsi(logged()));
+    await node.stop();
+    throw new Error(`Fabric ${config.kind} did not log that it serves within the timeout; log ${logFile}:\n${node.logTail()}`, { cause: error });
   }
   node.readyAfterMs = Date.now() - started;
   return node;

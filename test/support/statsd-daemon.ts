@@ -152,16 +152,14 @@ export async function waitUntilListening(
   timeoutMs = 20_000,
 ): Promise<void> {
   const probe = `${probePrefix}.g${generation}`;
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const failed = failure();
-    if (failed !== null) throw new Error(`statsd daemon on ${network} port ${port} failed: ${failed}`);
-    await sendLine(network, port, `${probe}:1|c`);
-    const raw = existsSync(flushFile) ? readFileSync(flushFile, 'utf8') : '';
-    if (raw.includes(`"${probe}":`)) return;
-    if (Date.now() > deadline) throw new Error(`statsd daemon did not come up on ${network} port ${port} within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await waitFor(
+    `statsd daemon to come up on ${network} port ${port}`,
+    async () => {
+      await sendLine(network, port, `${probe}:1|c`);
+      return existsSync(flushFile) && readFileSync(flushFile, 'utf8').includes(`"${probe}":`);
+    },
+    { timeoutMs, everyMs: 100, giveUpIf: () => failure() ?? undefined },
+  );
 }
 
 export interface StartStatsdOptions {

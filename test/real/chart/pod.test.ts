@@ -14,6 +14,7 @@ import { terminate } from '../../support/processes';
 import { requireBuiltCli, runCli, type CliRun } from '../../support/cli';
 import { at, defaultNamespace, defaultRelease, find, render, renderNotes, type K8sObject, type RenderOptions } from './helm';
 import { requireHelm } from '../../support/real-binaries';
+import { waitFor } from '../../support/wait';
 
 /**
  * The rendered pod, run for real: the volumes are laid out as kubelet mounts them (the Secrets
@@ -404,12 +405,14 @@ dns.lookup = function (host, options, callback) {
     const wanted = new X509Certificate(renewed['tls.crt']).serialNumber;
     expect(wanted).not.toBe(before);
     await volume?.update(renewed);
-    const deadline = Date.now() + 10_000;
-    let served = before;
-    while (served !== wanted && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 250));
-      served = await servedSerial(port);
-    }
+    const served = await waitFor(
+      'the renewed certificate served',
+      async () => {
+        const serial = await servedSerial(port);
+        return serial.toUpperCase() === wanted.toUpperCase() && serial;
+      },
+      { timeoutMs: 10_000, everyMs: 250 },
+    );
     expect(served.toUpperCase()).toBe(wanted.toUpperCase());
     expect(service?.child.exitCode).toBeNull();
     expect(await probe('HTTPS', port, '/healthz')).toBe(200);

@@ -275,6 +275,7 @@ describe.each(homes.map((h) => [path.basename(h), h] as const))('against %s', (_
       throw error;
     }
     try {
+      // A node that refuses its configuration may exit just after its ready line: given the chance.
       await new Promise((resolve) => setTimeout(resolve, 100));
       if (node.child.exitCode !== null) return 'refused at start';
       return `starts; ${await observe(cc.observe, node.port, pki)}`;

@@ -10,7 +10,7 @@ import {
   loggedOperationsUrl,
   startChaincodeServer,
   startFabricNetwork,
-  waitFor,
+  waitForDaemon,
   waitForPort,
   type ChaincodeProject,
   type Daemon,
@@ -226,13 +226,13 @@ describe.each(deployments)('chaincode $name (peer-chaincode TLS: $ccTls) with fa
     expect((await ops('/logspec', { method: 'PUT', body: JSON.stringify({ spec: 'shim=debug:info' }) })).status).toBe(204);
     mark = chaincode.output().length;
     await contract.submitTransaction('put', `spec-${name}`, 'b');
-    await waitFor('shim debug lines in the chaincode output', () => protocolLine.test(newOutput(mark)), chaincode, 5000);
+    await waitForDaemon('shim debug lines in the chaincode output', () => protocolLine.test(newOutput(mark)), chaincode, 5000);
     expect(newOutput(mark)).not.toMatch(contractLine);
 
     expect((await ops('/logspec', { method: 'PUT', body: JSON.stringify({ spec: 'kv=debug:info' }) })).status).toBe(204);
     mark = chaincode.output().length;
     await contract.submitTransaction('put', `spec-${name}`, 'c');
-    await waitFor('the contract debug line in the chaincode output', () => contractLine.test(newOutput(mark)), chaincode, 5000);
+    await waitForDaemon('the contract debug line in the chaincode output', () => contractLine.test(newOutput(mark)), chaincode, 5000);
     expect(newOutput(mark)).not.toMatch(protocolLine);
 
     expect((await ops('/logspec', { method: 'PUT', body: JSON.stringify({ spec: 'info' }) })).status).toBe(204);
@@ -248,7 +248,7 @@ describe.each(deployments)('chaincode $name (peer-chaincode TLS: $ccTls) with fa
   test('/healthz is 503 with a reason while the peer is stopped, and 200 again once it is back', async () => {
     await network.stopPeer();
     let down: HttpAnswer | undefined;
-    await waitFor(
+    await waitForDaemon(
       '/healthz to fail after the peer stopped',
       async () => {
         down = await health();
@@ -273,7 +273,7 @@ describe.each(deployments)('chaincode $name (peer-chaincode TLS: $ccTls) with fa
     await network.restartPeer();
     // A 2.5 peer connects to its ccaas chaincodes when it starts: no transaction is needed for
     // /healthz to pass again.
-    await waitFor('/healthz to pass again after the peer restarted, with no transaction', async () => (await health()).status === 200, chaincode, 90_000);
+    await waitForDaemon('/healthz to pass again after the peer restarted, with no transaction', async () => (await health()).status === 200, chaincode, 90_000);
     const totalAfter = (await transactionSamples()).filter((s) => s.name === 'chaincode_transactions_total').reduce((sum, s) => sum + s.value, 0);
     expect(totalAfter).toBe(totalBefore);
     expect(Buffer.from(await contract.evaluateTransaction('get', 'key0')).toString()).toBe('value0');

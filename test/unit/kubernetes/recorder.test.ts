@@ -6,6 +6,7 @@ import { TokenBuckets } from '../../../src/kubernetes/token-bucket';
 import { LogSpecError } from '../../../src/errors';
 import { realScheduler } from '../../../src/time';
 import { CaptureLoggers } from '../../support/capture-logger';
+import { delay, waitFor } from '../../support/wait';
 
 function captureLogger(): { logger: ReturnType<CaptureLoggers['getLogger']>; lines: () => string[] } {
   const loggers = new CaptureLoggers();
@@ -91,9 +92,11 @@ describe('EventRecorder', () => {
     const recorder = new EventRecorder({ pod, sink, logger: captureLogger().logger, dropped: counter(), scheduler, burst: 2, refillIntervalMs: 60_000 });
     for (let i = 0; i < 10; i += 1) {
       recorder.record('Normal', 'LogSpecChanged', 'same');
-      await new Promise((resolve) => setTimeout(resolve, 5));
+      // Apart in time, so that the writer wakes between them.
+      await delay(5);
     }
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // No more than the burst of 2 is written meanwhile: the rest waits for a token.
+    await delay(50);
     expect(sink.created.length + sink.patches.length).toBe(2);
     now += 60_000; // one token later
     recorder.record('Normal', 'LogSpecChanged', 'same'); // wakes the writer
@@ -110,7 +113,8 @@ describe('EventRecorder', () => {
     const { logger, lines } = captureLogger();
     const recorder = new EventRecorder({ pod, sink, logger, dropped, queueLimit: 3, backoffInitialMs: 20, backoffMaxMs: 40 });
     for (let i = 0; i < 5; i += 1) recorder.record('Warning', 'R', `message ${i}`);
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    // Several failed tries (backoff 20 to 40 ms) meanwhile: the outage is still logged once.
+    await delay(150);
     expect(lines().filter((line) => line.includes('cannot record Kubernetes events'))).toHaveLength(1);
     expect(dropped.total).toBe(2);
     sink.failWith = null;
@@ -251,10 +255,11 @@ describe('LogSpecConfigMapWatcher', () => {
       },
     });
     watcher.start();
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await waitFor('the listed spec applied', () => applied.length > 0, { everyMs: 5 });
     expect(applied).toEqual([['debug', 'configmap org1/ls']]);
     api.emit('ERROR', { code: 410 });
-    await new Promise((resolve) => setTimeout(resolve, 30));
+    // Time for the list again to be made and handled (counted below): it applies nothing new.
+    await delay(30);
     expect(api.lists).toBe(2);
     expect(applied).toHaveLength(1);
     api.emit('MODIFIED', { metadata: { name: 'ls', resourceVersion: '20' }, data: { logspec: 'Bad' } });

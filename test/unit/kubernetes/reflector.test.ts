@@ -272,6 +272,7 @@ describe('Reflector', () => {
     const { api, reflector } = setup({ cycleBurst: 3, cycleIntervalMs: 200 });
     reflector.start();
     const ender = setInterval(() => api.end('closed'), 1);
+    // The watches made in 500 ms: a rate, not a condition.
     await delay(500);
     clearInterval(ender);
     const watches = api.calls.filter((call) => call.startsWith('watch')).length;
