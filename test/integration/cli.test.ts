@@ -298,9 +298,12 @@ describe('fabric-ops command', () => {
   it('on SIGTERM stops accepting, lets an in-flight request finish, and exits 0', async () => {
     // A container runtime that accepts and never answers makes /healthz slow (timeout 3s).
     const socketPath = path.join(tmp, 'silent.sock');
+    // The /healthz check's GET /_ping, not the start's GET /version (which also connects).
     let pinged = false;
-    const silent = net.createServer(() => {
-      pinged = true;
+    const silent = net.createServer((socket) => {
+      socket.on('data', (chunk: Buffer) => {
+        if (chunk.toString('latin1').startsWith('GET /_ping')) pinged = true;
+      });
     });
     await new Promise<void>((resolve) => silent.listen(socketPath, resolve));
     try {
@@ -312,7 +315,7 @@ describe('fabric-ops command', () => {
       });
       const url = await run.listening();
       const slow = request(`${url}/healthz`, { timeoutMs: 15_000 });
-      await waitFor('the /healthz check to reach the runtime (the request in flight)', () => pinged);
+      await waitFor('the /healthz check to ping the runtime (the request in flight)', () => pinged);
       run.child.kill('SIGTERM');
       const answer = await slow;
       expect(answer.status).toBe(503);
