@@ -1,8 +1,7 @@
-import { isIPv6 } from 'node:net';
 import type { Logger } from '../../logging/types';
 import type { Cancellable, Scheduler } from '../../time';
 import { backoffDelay, defaultBackoff, type BackoffPolicy } from '../../retry';
-import { HotShotsWire } from './hot-shots-wire';
+import { TcpWire } from './hot-shots-wire';
 import { tcpWriteBytes, type Packet } from './packer';
 import { PendingWrites } from './pending-writes';
 import type { ConnectionChange, Reachability, StatsdTransport } from './transport';
@@ -30,9 +29,10 @@ export interface TcpTransportOptions {
 type State = 'idle' | 'connecting' | 'connected' | 'waiting' | 'closed';
 
 /**
- * A TCP connection to the daemon through hot-shots, supervised: while it is not connected
- * packets are dropped at once (the caller counts them); a lost or refused connection is
- * retried with exponential backoff, for as long as the transport is open. The backoff starts
+ * A TCP connection to the daemon (opened by TcpWire, written through hot-shots: hot-shots-wire.ts
+ * says why), supervised: while it is not connected packets are dropped at once (the caller counts
+ * them); a lost or refused connection is retried with exponential backoff, for as long as the
+ * transport is open. The backoff starts
  * again from its first delay only once a connection has held for the backoff's cap, so a
  * daemon that accepts and at once closes connections is not hammered.
  */
@@ -40,7 +40,7 @@ export class TcpTransport implements StatsdTransport {
   readonly description: string;
   readonly maxPacketBytes = tcpWriteBytes;
   private state: State = 'idle';
-  private wire: HotShotsWire | null = null;
+  private wire: TcpWire | null = null;
   private pending: PendingWrites;
   private failures = 0;
   private lastError = '';
@@ -120,13 +120,11 @@ export class TcpTransport implements StatsdTransport {
     this.retryTimer = null;
     if (this.state === 'closed') return;
     this.state = 'connecting';
-    let wire: HotShotsWire;
+    let wire: TcpWire;
     try {
-      wire = new HotShotsWire({
-        protocol: 'tcp',
+      wire = new TcpWire({
         host: this.options.host,
         port: this.options.port,
-        ipv6: isIPv6(this.options.host),
         onError: (error) => {
           if (this.wire === wire) this.lastError = error.message;
         },
@@ -146,7 +144,7 @@ export class TcpTransport implements StatsdTransport {
     }, this.options.connectTimeoutMs ?? 2000);
   }
 
-  private onConnected(wire: HotShotsWire): void {
+  private onConnected(wire: TcpWire): void {
     if (this.wire !== wire || this.state !== 'connecting') return;
     this.connectTimer?.cancel();
     this.state = 'connected';
@@ -160,7 +158,7 @@ export class TcpTransport implements StatsdTransport {
   }
 
   /** The socket closed (refused, reset, timed out, or ended by the daemon): retry after a backoff. */
-  private onConnectionEnded(wire: HotShotsWire | null): void {
+  private onConnectionEnded(wire: TcpWire | null): void {
     if (wire !== null && this.wire !== wire) return;
     this.connectTimer?.cancel();
     this.wire = null;

@@ -2,7 +2,7 @@ import dgram from 'node:dgram';
 import { lookup } from 'node:dns/promises';
 import { isIPv6 } from 'node:net';
 import type { Scheduler } from '../../time';
-import { HotShotsWire } from './hot-shots-wire';
+import { UdpWire } from './hot-shots-wire';
 import type { Packet } from './packer';
 import { safeUdpPacketBytes } from './packer';
 import { PendingWrites } from './pending-writes';
@@ -29,7 +29,7 @@ export interface UdpTransportOptions {
 export class UdpTransport implements StatsdTransport {
   readonly description: string;
   readonly maxPacketBytes = safeUdpPacketBytes;
-  private wire: HotShotsWire | null = null;
+  private wire: UdpWire | null = null;
   private readonly pending: PendingWrites;
 
   constructor(private readonly options: UdpTransportOptions) {
@@ -47,8 +47,7 @@ export class UdpTransport implements StatsdTransport {
 
   async open(): Promise<Reachability> {
     try {
-      this.wire = new HotShotsWire({
-        protocol: 'udp',
+      this.wire = new UdpWire({
         host: this.options.host,
         port: this.options.port,
         ipv6: isIPv6(this.options.host),
