@@ -5,7 +5,7 @@ import { settingsReference } from './config/reference';
 import { dialects, type Dialect } from './config/types';
 import { ConfigError, DedicatedCaError, FabricOpsError, LogSpecError, TlsMaterialError, messageOf } from './errors';
 import { openInspectorRefusal } from './inspector-guard';
-import { OperationsSystem, stopGraceMs, type StartOptions } from './system';
+import { startOperationsSystem, stopGraceMs, type OperationsSystem, type StartOptions } from './system';
 import type * as FleetModule from './fleet';
 import type * as FleetCliModule from './fleet/cli';
 import { loadConfig, type LoadedConfig } from './config/load';
@@ -122,7 +122,10 @@ async function main(): Promise<void> {
   process.on('SIGINT', onSignal);
   // The Kubernetes settings (pod identity, credentials) are checked before the server listens:
   // a service that logs "listening" and then exits misleads whoever reads the log.
-  // The configuration is read once, here, and handed to OperationsSystem.start.
+  // The configuration is read once, here, and handed to the start as `loaded`. The command starts
+  // the system as any library user does (startOperationsSystem, public options) and then uses only
+  // its public API; what it takes from elsewhere is its own modules' (prepareKubernetesIntegration,
+  // to check the Kubernetes settings before the server listens; fleet mode's event relay).
   let prepared: PreparedKubernetesIntegration | null;
   let loaded: LoadedConfig;
   try {
@@ -136,7 +139,7 @@ async function main(): Promise<void> {
   let fleet: ReturnType<typeof fleetMode>;
   try {
     fleet = fleetMode(fleetConfig);
-    system = await OperationsSystem.start({ ...options, env: process.env, loaded, extensions: fleet.extensions });
+    system = await startOperationsSystem({ ...options, env: process.env, loaded, extensions: fleet.extensions });
   } catch (err) {
     const { code, lines } = exitCodeFor(err);
     fail(code, lines);

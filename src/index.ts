@@ -12,11 +12,13 @@ export type { OperationsEvent, OperationsEventListener, OperationsEventType } fr
 export type { CertificateSummary } from './tls/pem';
 export type { HttpLimits } from './http/limits';
 export { startKubernetesIntegration, type KubernetesHost, type KubernetesIntegration, type KubernetesIntegrationOptions } from './kubernetes';
-export { LoggingSystem, type LoggingSystemOptions, type LogFormat, type LoggingObserver, type LogSpecActor, type SpecChange } from './logging/logging-system';
+// LoggingSystem stays a class: StartOptions.logging takes one the embedding code made. Its observer
+// (setObserver, LoggingObserver) is the system's wiring and not published.
+export { LoggingSystem, type LoggingSystemOptions, type LogFormat, type LogSpecActor, type SpecChange, type OperationsLogging } from './logging/logging-system';
 export { parseLogSpec, formatLogSpec, levelFor, type LogSpec } from './logging/spec';
 export type { Logger, LoggerFactory, LogLevel, LogFields } from './logging/types';
-export type { HealthChecker, CheckResult, HealthReport, FailedCheck } from './health/types';
-export type { HealthService, HealthServiceOptions, HealthMetrics } from './health/health-service';
+// OperationsSystem.health is an OperationsHealth; the HealthService class behind it is internal.
+export type { HealthChecker, CheckResult, HealthReport, FailedCheck, OperationsHealth } from './health/types';
 export type { Clock } from './time';
 export type { VersionDocument } from './version';
 export type { MetricsProvider, Counter, Gauge, Histogram, MetricOptions, HistogramOptions, LabelValues } from './metrics/types';

@@ -7,13 +7,13 @@ import { ConfigError, DedicatedCaError } from './errors';
 import { OperationsEventEmitter, type OperationsEventListener } from './events';
 import { HealthService } from './health/health-service';
 import { createContainerRuntimeChecker } from './health/container-runtime';
-import type { HealthChecker } from './health/types';
+import type { HealthChecker, OperationsHealth } from './health/types';
 import { systemClock, type Clock } from './time';
 import { createOperationsApp } from './http/app';
 import type { OperationsDomain, RequestActor } from './http/domain';
 import { defaultMaxConnections, httpLimits, type HttpLimits } from './http/limits';
 import { startServer, type ListeningServer } from './http/server';
-import { LoggingSystem, localActor, type LogSpecActor, type SpecChange } from './logging/logging-system';
+import { LoggingSystem, localActor, type LogSpecActor, type OperationsLogging, type SpecChange } from './logging/logging-system';
 import { logLevels, type Logger, type LogLevel } from './logging/types';
 import { createMetricsSystem } from './metrics/create';
 import { createServiceMetrics, type ServiceMetrics } from './metrics/service-metrics';
@@ -34,7 +34,10 @@ export interface StartOptions {
   env?: NodeJS.ProcessEnv;
   /** Where log lines go; default stderr. Ignored when `logging` is given. */
   logStream?: NodeJS.WritableStream;
-  /** Share a LoggingSystem the embedding process already has. */
+  /**
+   * Share a LoggingSystem the embedding process already has: its spec changes are then counted
+   * and audited by this system, until it stops (one running system per LoggingSystem).
+   */
   logging?: LoggingSystem;
   /** The wall clock (ms) that health reports are dated by and refused-certificate reports are rate-limited by; default Date.now. */
   clock?: Clock;
@@ -48,7 +51,12 @@ export interface StartOptions {
   httpLimits?: Partial<HttpLimits>;
   /** Concerns serving their own paths (fleet mode): made once logging and metrics exist, before the server listens; stopped with the system. */
   extensions?: ReadonlyArray<(system: OperationsSystem) => HttpExtension | Promise<HttpExtension>>;
-  /** @internal The command's configuration, already loaded from configFile, dialect and env (not loaded a second time). */
+  /**
+   * What loadConfig() returned, for embedding code that reads the configuration before the start
+   * (the command does, to check its Kubernetes settings before the server listens): used as it is,
+   * not read a second time (`configFile` and `dialect` are not used then); its `source` is named in
+   * the start-up log and its `warnings` are logged. `config` wins when both are given.
+   */
   loaded?: LoadedConfig;
 }
 
@@ -76,11 +84,15 @@ export class OperationsSystem {
   readonly config: NormalisedConfig;
   /** Where the configuration came from, for the start-up log. */
   readonly configSource: string;
-  readonly logging: LoggingSystem;
-  readonly health: HealthService;
+  /** Loggers and the logging spec (every change audited); the LoggingSystem's wiring is not part of it. */
+  readonly logging: OperationsLogging;
+  /** The health checkers behind /healthz. */
+  readonly health: OperationsHealth;
   readonly version: VersionDocument;
   /** The server's HTTP limits (StartOptions.httpLimits over Fabric's defaults); extensions take their body limit from it. */
   readonly httpLimits: HttpLimits;
+  /** The same object as `logging`, with what only the system does with it (its observer). */
+  private readonly loggingSystem: LoggingSystem;
   private readonly metricsSystem: MetricsSystem;
   private readonly serviceMetrics: ServiceMetrics;
   private readonly logger: Logger;
@@ -100,7 +112,8 @@ export class OperationsSystem {
     this.httpLimits = httpLimits(options.httpLimits);
     this.config = config;
     this.configSource = configSource;
-    this.logging = options.logging ?? LoggingSystem.fromEnvironment(options.env ?? process.env, options.logStream);
+    this.loggingSystem = options.logging ?? LoggingSystem.fromEnvironment(options.env ?? process.env, options.logStream);
+    this.logging = this.loggingSystem;
     this.logger = this.logging.getLogger('operations');
     this.metricsSystem = createMetricsSystem(config.metrics, { loggers: this.logging });
     const version = options.version ?? readVersion();
@@ -112,7 +125,7 @@ export class OperationsSystem {
     const written = perLevel(this.serviceMetrics.loggingEntriesWritten);
     this.events = new OperationsEventEmitter(this.logging.getLogger('operations.events'));
     // Every spec change, whatever path it takes (PUT /logspec, setLogSpec, logging.setSpec), is audited here.
-    this.logging.setObserver({
+    this.loggingSystem.setObserver({
       checked: (level) => checked[level].add(1),
       written: (level) => written[level].add(1),
       specChanging: (change) => this.auditLogSpecChange(change),
@@ -370,7 +383,7 @@ export class OperationsSystem {
       for (const extension of this.extensions) await extension.stop();
       this.runtime?.close();
       await this.metricsSystem.stop();
-      this.logging.setObserver(null);
+      this.loggingSystem.setObserver(null);
     })();
     return this.stopping;
   }

@@ -4,7 +4,7 @@ import type { Logger, LoggerFactory } from '../logging/types';
 import type { Gauge, Histogram } from '../metrics/types';
 import { CheckCancelledError, CheckTimeoutError } from './abort-reasons';
 import { monotonicClock, systemClock, type Clock } from '../time';
-import { type CheckResult, type FailedCheck, type HealthChecker, type HealthReport } from './types';
+import { type CheckResult, type FailedCheck, type HealthChecker, type HealthReport, type OperationsHealth } from './types';
 
 /** Fed after every completed check, labels `{component}`: seconds taken, and 1 (ok) or 0 (failing). */
 export interface HealthMetrics {
@@ -46,7 +46,7 @@ interface Run {
  * The registry of health checkers and the runs of them behind `/healthz`. All checkers run
  * concurrently, each with its own timeout; concurrent `check()` calls share one in-flight run.
  */
-export class HealthService {
+export class HealthService implements OperationsHealth {
   private readonly timeoutMs: number;
   private readonly clock: Clock;
   private readonly logger: Logger;

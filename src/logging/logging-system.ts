@@ -30,8 +30,29 @@ export interface LoggingObserver {
 export interface LogSpecActor {
   name: string;
   fields: LogFields;
-  /** A remote request (PUT /logspec): its client gets the refusal in the answer, so no event reports it. */
+  /** @internal A remote request (PUT /logspec): its client gets the refusal in the answer, so no event reports it. */
   remote?: boolean;
+}
+
+/**
+ * What embedding code may do with the logging of a running operations system
+ * (`OperationsSystem.logging`): get loggers, read the spec, and change it the audited way. The
+ * wiring behind it (the observer that counts log calls and audits every change) is not part of
+ * it. To follow changes, `OperationsSystem.onEvent` adds a listener (`logspec.changed`,
+ * `logspec.refused`) and returns its unsubscribe function.
+ */
+export interface OperationsLogging {
+  /** The logger named `name` (dotted, e.g. `myapp.orders`), ruled by the spec; one object per name. */
+  getLogger(name: string): Logger;
+  /** The active specification, normalised. */
+  getSpec(): string;
+  /**
+   * Activates `spec` for every logger, existing and future, audited as PUT /logspec is: a log line
+   * at info on the `operations` logger, the `logging_spec_changes` metric and a `logspec.changed`
+   * event. A spec that does not parse throws LogSpecError and changes nothing (a `logspec.refused`
+   * event reports it). `actor` names who asked; default `local`.
+   */
+  setSpec(spec: string, actor?: LogSpecActor): SpecChange;
 }
 
 /** A call of the library (`setSpec(spec)` without an actor). */
@@ -151,9 +172,9 @@ class SystemLogger implements Logger {
 /**
  * Named loggers on bunyan, governed by one Fabric logging specification. Levels are
  * resolved once per logger when the spec changes, so a call at a disabled level costs
- * a comparison (plus the observer's `checked`, when one is set).
+ * a comparison (plus its count in `logging_entries_checked` under an operations system).
  */
-export class LoggingSystem implements LoggerFactory {
+export class LoggingSystem implements LoggerFactory, OperationsLogging {
   private spec: LogSpec;
   private readonly loggers = new Map<string, SystemLogger>();
   private readonly shared: Shared;
@@ -228,6 +249,10 @@ export class LoggingSystem implements LoggerFactory {
     return change;
   }
 
+  /**
+   * @internal The operations system's (one at a time; null removes it): not in the published
+   * types, since replacing it would silently end the audit of every later spec change.
+   */
   setObserver(observer: LoggingObserver | null): void {
     this.shared.observer = observer;
   }

@@ -16,12 +16,12 @@ import {
   type FailedCheck,
   type HealthChecker,
   type HealthReport,
-  type HealthService,
   type HostPort,
   type HttpExtension,
-  type LoggingSystem,
   type LogSpecActor,
   type OperationsEvent,
+  type OperationsHealth,
+  type OperationsLogging,
   type OperationsSystem,
   type StartOptions,
   type VersionDocument,
@@ -36,8 +36,8 @@ export async function publicApi(): Promise<void> {
   // Every type a public member uses has a name the reader can import.
   const address: HostPort = ops.address;
   const version: VersionDocument = ops.version;
-  const health: HealthService = ops.health;
-  const logging: LoggingSystem = ops.logging;
+  const health: OperationsHealth = ops.health;
+  const logging: OperationsLogging = ops.logging;
   const certificate: CertificateSummary | null = ops.servingCertificate;
   // The server's limits, as extensions (fleet mode's /fleet bodies) take them.
   const bodyLimit: number = ops.httpLimits.maxBodyBytes;
@@ -45,6 +45,10 @@ export async function publicApi(): Promise<void> {
   // Other parts record Events on the pod through the integration (fleet mode's writes).
   kubernetes?.record('Warning', 'FleetLogSpecChanged', 'fleet logging specification ...');
   const report: HealthReport = await health.check();
+  health.register('queue', { check: async () => ({ ok: true }) });
+  const components: string[] = health.components();
+  health.unregister('queue');
+  void components;
   const failed: FailedCheck[] | undefined = report.failed_checks;
   void [address.host, address.port, version.Version, version.CommitSHA, certificate?.notAfter, failed, bodyLimit];
 
@@ -59,7 +63,14 @@ export async function publicApi(): Promise<void> {
   ops.setLogSpec('debug');
   ops.setLogSpec('debug', 'configmap ns/name');
   const actor: LogSpecActor = { name: 'my tool', fields: { tool: 'my tool' } };
-  logging.setSpec('info', actor);
+  const change = logging.setSpec('info', actor);
+  void [change.previous, change.current, logging.getSpec(), logging.getLogger('myapp').isEnabled('debug')];
+  // A LoggingSystem of the embedding code's own, shared with the system (StartOptions.logging).
+  const shared = new api.LoggingSystem({ spec: 'info', format: 'json' });
+  await (await startOperationsSystem({ logging: shared })).stop();
+  // What the command does: the configuration read first, then handed to the start.
+  const loaded = api.loadConfig({ configFile: '/etc/hyperledger/fabric/core.yaml' });
+  await (await startOperationsSystem({ loaded })).stop();
   const unsubscribe = ops.onEvent((event: OperationsEvent) => {
     if (event.type === 'logspec.changed') void event.actor.toUpperCase();
   });
@@ -89,6 +100,18 @@ export async function publicApi(): Promise<void> {
   void api.kubernetesApiAccess;
   // @ts-expect-error -- messageOf is internal
   void api.messageOf;
+  // @ts-expect-error -- the observer is the system's wiring: replacing it would silently end the audit (log line, metric, event) of every later spec change
+  void ops.logging.setObserver;
+  // @ts-expect-error -- nor on a LoggingSystem of the embedding code's own: setObserver is internal (stripped from the published types)
+  void shared.setObserver;
+  // @ts-expect-error -- whether an actor is a remote request (no refusal event) is the HTTP server's to say
+  logging.setSpec('debug', { name: 'my tool', fields: {}, remote: true });
+  // @ts-expect-error -- the health service's class is internal: checkers are registered on ops.health
+  void (null as unknown as api.HealthService);
+  // @ts-expect-error -- so is the observer's type
+  void (null as unknown as api.LoggingObserver);
+  // @ts-expect-error -- ops.health is read-only
+  ops.health = health;
   // @ts-expect-error -- a spec is a string
   ops.setLogSpec({ spec: 'debug' });
   // @ts-expect-error -- a checker answers { ok, reason }, not a boolean
