@@ -1,10 +1,11 @@
 /** `fabric-ops fleet ...`: a terminal client of a running fleet endpoint (docs/fleet.md, "The fleet command"). */
-import https from 'node:https';
 import { parseArgs } from 'node:util';
 import { parsePositiveDurationMs } from '../config/values';
 import { parseLabelSelector } from './selector';
 import { fleetDialects, type NodeSelector } from './types';
 import { FabricOpsError, messageOf } from '../errors';
+import { outboundRequest } from '../http-client';
+import { keepAliveScheduler } from '../time';
 import { readPemFileSync } from '../tls/files';
 import { parseLogSpec } from '../logging/spec';
 import { escapeForLog } from '../text';
@@ -145,56 +146,36 @@ function describeCallFailure(conn: Connection, error: NodeJS.ErrnoException, han
   return `cannot reach ${conn.url}: ${code}${error.message}`;
 }
 
-function call(conn: Connection, method: string, path: string, body?: unknown): Promise<{ status: number; json: unknown; text: string }> {
-  return new Promise((resolve, reject) => {
-    const payload = body === undefined ? undefined : JSON.stringify(body);
-    const req = https.request(`${conn.url}${path}`, {
-      method,
-      cert: conn.cert,
-      key: conn.key,
-      ca: conn.ca,
-      agent: false,
-      headers: payload === undefined ? {} : { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) },
-    });
-    let handshakeDone = false;
-    let answered = false;
-    req.on('socket', (socket) => socket.once('secureConnect', () => (handshakeDone = true)));
-    const timer = setTimeout(() => req.destroy(new CallError(`${conn.url}${path}: no answer within ${conn.timeoutMs} ms`)), conn.timeoutMs);
-    req.on('response', (res) => {
-      answered = true;
-      const chunks: Buffer[] = [];
-      let size = Number(res.headers['content-length'] ?? 0);
-      const tooLarge = (): void => {
-        clearTimeout(timer);
-        req.destroy(new AnswerTooLargeError(`the answer is larger than ${maxAnswerBytes} bytes (status ${res.statusCode ?? 0}); not read further`));
-      };
-      if (size > maxAnswerBytes) return tooLarge();
-      size = 0;
-      res.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        if (size > maxAnswerBytes) tooLarge();
-        else chunks.push(chunk);
-      });
-      res.on('end', () => {
-        clearTimeout(timer);
-        const text = Buffer.concat(chunks).toString('utf8');
-        let json: unknown;
-        try {
-          json = JSON.parse(text);
-        } catch {
-          json = undefined;
-        }
-        resolve({ status: res.statusCode ?? 0, json, text });
-      });
-      res.on('error', reject);
-    });
-    req.on('error', (error: NodeJS.ErrnoException) => {
-      clearTimeout(timer);
-      if (error instanceof AnswerTooLargeError || error instanceof CallError) reject(error);
-      else reject(new CallError(describeCallFailure(conn, error, handshakeDone, answered)));
-    });
-    req.end(payload);
+async function call(conn: Connection, method: string, path: string, body?: unknown): Promise<{ status: number; json: unknown; text: string }> {
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  const answer = await outboundRequest({
+    url: `${conn.url}${path}`,
+    method,
+    headers: payload === undefined ? {} : { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) },
+    body: payload,
+    tls: { cert: conn.cert, key: conn.key, ca: conn.ca },
+    timeoutMs: conn.timeoutMs,
+    // The command's own wait: its timer holds the process open as the connection does.
+    scheduler: keepAliveScheduler,
+    maxBytes: maxAnswerBytes,
+    json: true,
   });
+  if (answer.ok) return { status: answer.status, json: answer.json !== undefined && 'value' in answer.json ? answer.json.value : undefined, text: answer.text };
+  switch (answer.reason) {
+    case 'timeout':
+      throw new CallError(`${conn.url}${path}: no answer within ${conn.timeoutMs} ms`);
+    case 'too_large':
+      throw new AnswerTooLargeError(`the answer is larger than ${maxAnswerBytes} bytes (status ${answer.status ?? 0}); not read further`);
+    case 'aborted':
+      throw new CallError(`${conn.url}${path}: ${messageOf(answer.error)}`);
+    case 'bad_response':
+      // The answer broke off: Node's words for it.
+      if (answer.kind !== 'not-http') throw answer.error;
+      break;
+    default:
+      break;
+  }
+  throw new CallError(describeCallFailure(conn, answer.error, answer.handshakeDone, answer.answered));
 }
 
 type Json = Record<string, unknown>;

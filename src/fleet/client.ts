@@ -1,8 +1,8 @@
-import http from 'node:http';
-import https from 'node:https';
-import type { PeerCertificate, TLSSocket, SecureContext } from 'node:tls';
+import type { OutgoingHttpHeaders } from 'node:http';
+import type { PeerCertificate, SecureContext } from 'node:tls';
 import { checkServerIdentity, createSecureContext } from 'node:tls';
-import type { Cancellable, Clock, Scheduler } from '../time';
+import { isTlsError, outboundRequest, type OutboundFailure, type OutboundTls, type StreamReader } from '../http-client';
+import type { Clock, Scheduler } from '../time';
 import { minimumTlsVersion } from '../tls/material';
 import type { GroupMaterial } from './credentials';
 import type { CallFailureReason, FleetNode } from './types';
@@ -21,13 +21,9 @@ export type CallOutcome =
  * of KB of which a few lines matter; src/fleet/channels-read.ts). A 401 or 403 is still the
  * call's `unauthorized`; every other answer goes to the reader.
  */
-export interface BodyReader {
+export interface BodyReader extends StreamReader {
   /** Before the body: why this status or Content-Type is refused (`bad_response`), else null. */
   head(status: number, contentType: string | undefined): string | null;
-  /** A piece of the body: null reads on, `done` ends the call here (the connection is closed), a problem ends it as `bad_response`. */
-  write(chunk: Buffer): null | 'done' | { problem: string };
-  /** The body ended, or write said `done`: the outcome's `body`, or why it is bad. */
-  end(): { value: unknown } | { problem: string };
 }
 
 /** What a call may say besides the method and path: its Accept header, and a reader for a streamed body. */
@@ -54,37 +50,6 @@ export interface NodeClientOptions {
   tlsSources?(node: FleetNode): { caSource: string; certSource: string | null };
 }
 
-const tlsErrorCodes = new Set([
-  'EPROTO',
-  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-  'UNABLE_TO_GET_ISSUER_CERT',
-  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
-  'SELF_SIGNED_CERT_IN_CHAIN',
-  'DEPTH_ZERO_SELF_SIGNED_CERT',
-  'CERT_HAS_EXPIRED',
-  'CERT_NOT_YET_VALID',
-  'CERT_SIGNATURE_FAILURE',
-  'CERT_UNTRUSTED',
-  'CERT_REJECTED',
-  'HOSTNAME_MISMATCH',
-]);
-
-/** Pure: the reason for a socket or TLS error. */
-export function classifyError(error: NodeJS.ErrnoException): CallFailureReason {
-  const code = error.code ?? '';
-  if (code.startsWith('ERR_SSL_') || code.startsWith('ERR_TLS_') || tlsErrorCodes.has(code)) return 'tls';
-  return 'unreachable';
-}
-
-class CallAbort extends Error {
-  constructor(
-    readonly reason: CallFailureReason,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
 /**
  * Calls to nodes' operations endpoints. No keep-alive: every call is a fresh connection with its
  * own TLS handshake (so the node's current certificate is seen), bounded by one timer over the
@@ -109,158 +74,104 @@ export class NodeClient {
    * `signal` (a round's deadline): aborted before the call, the node is not asked (`timeout`, at
    * once); aborted during it, the call is cut (`timeout`). Either error starts with the reason's message.
    */
-  call(node: FleetNode, method: 'GET' | 'PUT', path: string, body?: unknown, signal?: AbortSignal, options: CallOptions = {}): Promise<CallOutcome> {
+  async call(node: FleetNode, method: 'GET' | 'PUT', path: string, body?: unknown, signal?: AbortSignal, options: CallOptions = {}): Promise<CallOutcome> {
     const { scheduler, timeoutMs, maxResponseBytes } = this.options;
-    if (signal?.aborted) return Promise.resolve({ ok: false, reason: 'timeout', error: `${messageOf(signal.reason)}: not asked`, latencyMs: 0 });
+    if (signal?.aborted) return { ok: false, reason: 'timeout', error: `${messageOf(signal.reason)}: not asked`, latencyMs: 0 };
     const clock = this.options.clock ?? scheduler;
     const started = clock.now();
     const elapsed = (): number => Math.max(0, clock.now() - started);
-    return new Promise<CallOutcome>((resolve) => {
-      let settled = false;
-      // Declared before `finish`, which a request that cannot even be made calls before the timer exists.
-      let timer: Cancellable | null = null;
-      const finish = (outcome: CallOutcome): void => {
-        if (settled) return;
-        settled = true;
-        timer?.cancel();
-        signal?.removeEventListener('abort', cut);
-        resolve(outcome);
-      };
-      const cut = (): void => {
-        req.destroy(new CallAbort('timeout', `${messageOf(signal?.reason)}: the call was cut after ${Math.round(elapsed())} ms`));
-      };
-      const url = new URL(path, node.url);
-      const payload = body === undefined ? undefined : JSON.stringify(body);
-      const headers: http.OutgoingHttpHeaders = { Accept: options.accept ?? 'application/json', Connection: 'close' };
-      if (payload !== undefined) {
-        headers['Content-Type'] = 'application/json';
-        headers['Content-Length'] = Buffer.byteLength(payload);
-      }
-      let req: http.ClientRequest;
+    const url = new URL(path, node.url);
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const headers: OutgoingHttpHeaders = { Accept: options.accept ?? 'application/json', Connection: 'close' };
+    if (payload !== undefined) {
+      headers['Content-Type'] = 'application/json';
+      headers['Content-Length'] = Buffer.byteLength(payload);
+    }
+    let tls: OutboundTls | undefined;
+    if (url.protocol === 'https:') {
+      let secureContext: SecureContext | null;
       try {
-        if (url.protocol === 'https:') {
-          const secureContext = this.secureContext(node.group);
-          // A node with a tlsServerName (discovery, e.g. a Service reached at its clusterIP) is verified against that name, not the URL's host.
-          const identity =
-            node.tlsServerName === undefined
-              ? {}
-              : {
-                  servername: node.tlsServerName,
-                  checkServerIdentity: (_host: string, cert: PeerCertificate) => checkServerIdentity(node.tlsServerName as string, cert),
-                };
-          req = https.request(url, { method, headers, agent: false, ...(secureContext ? { secureContext } : {}), ...identity });
-        } else {
-          req = http.request(url, { method, headers, agent: false });
-        }
+        secureContext = this.secureContext(node.group);
       } catch (error) {
-        finish({ ok: false, reason: 'unreachable', error: messageOf(error), latencyMs: elapsed() });
-        return;
+        return { ok: false, reason: 'unreachable', error: messageOf(error), latencyMs: elapsed() };
       }
-      timer = scheduler.setTimeout(() => {
-        req.destroy(new CallAbort('timeout', `no complete answer within ${timeoutMs} ms`));
-      }, timeoutMs);
-      signal?.addEventListener('abort', cut, { once: true });
-      let handshakeDone = false;
-      let answered = false;
-      req.on('socket', (socket) => {
-        socket.once('secureConnect', () => {
-          handshakeDone = true;
-          const certificate = (socket as TLSSocket).getPeerCertificate();
-          const notAfter = Date.parse(certificate.valid_to);
-          if (Number.isFinite(notAfter)) this.options.onPeerCertificate?.(node, notAfter, certificate);
-        });
-      });
-      req.on('error', (error: NodeJS.ErrnoException) => {
-        if (error instanceof CallAbort) {
-          finish({ ok: false, reason: error.reason, error: error.message, latencyMs: elapsed() });
-          return;
-        }
-        // A TLS failure in the operator's words, naming the group's file (not OpenSSL's string).
-        const tls = url.protocol === 'https:' ? tlsProblemOf(error, handshakeDone, answered) : null;
-        if (tls !== null) {
-          finish({ ok: false, reason: 'tls', error: describeTlsProblem(tls, this.tlsParties(node, url)), latencyMs: elapsed() });
-          return;
-        }
-        finish({ ok: false, reason: classifyError(error), error: `${error.code ?? 'error'}: ${oneLine(error.message, 200)}`, latencyMs: elapsed() });
-      });
-      req.on('response', (res) => {
-        answered = true;
-        const { reader } = options;
-        if (reader !== undefined && res.statusCode !== 401 && res.statusCode !== 403) {
-          const status = res.statusCode ?? 0;
-          const refused = reader.head(status, res.headers['content-type']);
-          if (refused !== null) {
-            req.destroy(new CallAbort('bad_response', refused));
-            return;
-          }
-          const conclude = (): void => {
-            const ended = reader.end();
-            if ('problem' in ended) finish({ ok: false, reason: 'bad_response', status, error: ended.problem, latencyMs: elapsed() });
-            else finish({ ok: true, status, body: ended.value, text: '', latencyMs: elapsed() });
-          };
-          res.on('data', (chunk: Buffer) => {
-            if (settled) return;
-            const step = reader.write(chunk);
-            if (step === null) return;
-            if (step !== 'done') {
-              req.destroy(new CallAbort('bad_response', step.problem));
-              return;
-            }
-            // The rest is not needed: the answer so far is the call's, and the connection closes.
-            conclude();
-            req.destroy();
-          });
-          res.on('error', (error: NodeJS.ErrnoException) => {
-            if (!(error instanceof CallAbort)) finish({ ok: false, reason: 'bad_response', error: `answer cut: ${error.message}`, latencyMs: elapsed() });
-          });
-          res.on('end', conclude);
-          return;
-        }
-        const declared = Number(res.headers['content-length'] ?? 0);
-        if (declared > maxResponseBytes) {
-          req.destroy(new CallAbort('bad_response', `answer of ${declared} bytes is over the ${maxResponseBytes}-byte limit`));
-          return;
-        }
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (chunk: Buffer) => {
-          size += chunk.length;
-          if (size > maxResponseBytes) {
-            req.destroy(new CallAbort('bad_response', `answer over the ${maxResponseBytes}-byte limit`));
-            return;
-          }
-          chunks.push(chunk);
-        });
-        res.on('error', (error: NodeJS.ErrnoException) => {
-          if (!(error instanceof CallAbort)) finish({ ok: false, reason: 'bad_response', error: `answer cut: ${error.message}`, latencyMs: elapsed() });
-        });
-        res.on('end', () => {
-          const status = res.statusCode ?? 0;
-          const text = Buffer.concat(chunks).toString('utf8');
-          if (status === 401 || status === 403) {
-            finish({ ok: false, reason: 'unauthorized', status, error: `${status}: ${errorText(text)}`, latencyMs: elapsed() });
-            return;
-          }
-          let parsed: unknown = undefined;
-          if (text.trim() !== '') {
-            try {
-              parsed = JSON.parse(text);
-            } catch {
-              finish({
-                ok: false,
-                reason: 'bad_response',
-                status,
-                error: `${status} with a body that is not JSON: ${text.slice(0, 80)}`,
-                latencyMs: elapsed(),
-              });
-              return;
-            }
-          }
-          finish({ ok: true, status, body: parsed, text, latencyMs: elapsed() });
-        });
-      });
-      req.end(payload);
+      // A node with a tlsServerName (discovery, e.g. a Service reached at its clusterIP) is verified against that name, not the URL's host.
+      const serverName = node.tlsServerName;
+      tls = {
+        ...(secureContext ? { secureContext } : {}),
+        ...(serverName === undefined
+          ? {}
+          : { servername: serverName, checkServerIdentity: (_host: string, cert: PeerCertificate) => checkServerIdentity(serverName, cert) }),
+      };
+    }
+    const { reader } = options;
+    const answer = await outboundRequest({
+      url,
+      method,
+      headers,
+      body: payload,
+      tls,
+      timeoutMs,
+      scheduler,
+      signal,
+      maxBytes: maxResponseBytes,
+      json: true,
+      // A 401 or 403 is read whole (the call's `unauthorized`); every other answer goes to the reader.
+      reader:
+        reader === undefined
+          ? undefined
+          : (head) => {
+              if (head.status === 401 || head.status === 403) return null;
+              const refused = reader.head(head.status, head.headers['content-type']);
+              return refused === null ? reader : { problem: refused };
+            },
+      onSecureConnect: (socket) => {
+        const certificate = socket.getPeerCertificate();
+        const notAfter = Date.parse(certificate.valid_to);
+        if (Number.isFinite(notAfter)) this.options.onPeerCertificate?.(node, notAfter, certificate);
+      },
     });
+    const latencyMs = elapsed();
+    if (!answer.ok) return { ok: false, ...this.failure(node, url, answer, latencyMs, signal), latencyMs };
+    const status = answer.status;
+    if (reader !== undefined && status !== 401 && status !== 403) {
+      return { ok: true, status, body: answer.read, text: '', latencyMs };
+    }
+    if (status === 401 || status === 403) return { ok: false, reason: 'unauthorized', status, error: `${status}: ${errorText(answer.text)}`, latencyMs };
+    if (answer.json !== undefined && 'problem' in answer.json) {
+      return { ok: false, reason: 'bad_response', status, error: `${status} with a body that is not JSON: ${answer.text.slice(0, 80)}`, latencyMs };
+    }
+    return { ok: true, status, body: answer.json?.value, text: answer.text, latencyMs };
+  }
+
+  /** A failed call in the fleet's words: its reason, the error, and the status when the reader refused the body's end. */
+  private failure(
+    node: FleetNode,
+    url: URL,
+    failure: OutboundFailure,
+    latencyMs: number,
+    signal?: AbortSignal,
+  ): { reason: CallFailureReason; error: string; status?: number } {
+    switch (failure.reason) {
+      case 'timeout':
+        return { reason: 'timeout', error: `no complete answer within ${this.options.timeoutMs} ms` };
+      case 'aborted':
+        return { reason: 'timeout', error: `${messageOf(signal?.reason)}: the call was cut after ${Math.round(latencyMs)} ms` };
+      case 'too_large':
+        return { reason: 'bad_response', error: failure.error.message };
+      case 'bad_response':
+        if (failure.kind === 'cut') return { reason: 'bad_response', error: `answer cut: ${failure.error.message}` };
+        if (failure.kind === 'refused-end') return { reason: 'bad_response', status: failure.status, error: failure.error.message };
+        if (failure.kind !== 'not-http') return { reason: 'bad_response', error: failure.error.message };
+        break;
+      default:
+        break;
+    }
+    // The connection's own error. A TLS failure in the operator's words, naming the group's file (not OpenSSL's string).
+    const { error } = failure;
+    const tls = url.protocol === 'https:' ? tlsProblemOf(error, failure.handshakeDone, failure.answered) : null;
+    if (tls !== null) return { reason: 'tls', error: describeTlsProblem(tls, this.tlsParties(node, url)) };
+    return { reason: isTlsError(error) ? 'tls' : 'unreachable', error: `${error.code ?? 'error'}: ${oneLine(error.message, 200)}` };
   }
 
   private tlsParties(node: FleetNode, url: URL): TlsParties {

@@ -1,7 +1,6 @@
-import http from 'node:http';
-import https from 'node:https';
 import { isIP } from 'node:net';
 import { FabricOpsError, TlsMaterialError, messageOf } from '../errors';
+import { outboundRequest } from '../http-client';
 import { describeAbort } from './abort-reasons';
 import { formatRuntimeEndpoint, type RuntimeEndpoint } from './endpoint';
 import { describeRefusedSocket, excerpt } from './quote';
@@ -87,68 +86,25 @@ export class DockerChecker implements HealthChecker {
     return { version: fields.Version, apiVersion: fields.ApiVersion };
   }
 
-  private get(path: string, signal: AbortSignal): Promise<{ status: number; body: string }> {
-    return new Promise((resolve, reject) => {
-      if (signal.aborted) {
-        reject(new DockerRequestError(describeAbort(signal)));
-        return;
-      }
-      let settled = false;
-      const fail = (error: unknown): void => {
-        if (settled) return;
-        settled = true;
-        signal.removeEventListener('abort', onAbort);
-        reject(new DockerRequestError(signal.aborted ? describeAbort(signal) : describeRequestError(error, this.endpoint)));
-      };
-      const onAbort = (): void => {
-        fail(signal.reason);
-        req.destroy();
-      };
-      const onResponse = (res: http.IncomingMessage): void => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (chunk: Buffer) => {
-          size += chunk.length;
-          if (size > maxBodyBytes) {
-            fail(new DockerRequestError(`unexpected answer: HTTP ${res.statusCode ?? 0} with a body over ${maxBodyBytes} bytes`));
-            req.destroy();
-            return;
-          }
-          chunks.push(chunk);
-        });
-        const cutOff = (): void => fail(new DockerRequestError(`the connection closed before the whole answer arrived (HTTP ${res.statusCode ?? 0})`));
-        res.on('error', cutOff);
-        res.on('close', cutOff);
-        res.on('end', () => {
-          if (settled) return;
-          settled = true;
-          signal.removeEventListener('abort', onAbort);
-          resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') });
-        });
-      };
-      const req = this.request(path, onResponse);
-      req.on('error', fail);
-      signal.addEventListener('abort', onAbort, { once: true });
-      req.end();
-    });
-  }
-
-  private request(path: string, onResponse: (res: http.IncomingMessage) => void): http.ClientRequest {
-    const common = { method: 'GET', path, agent: false as const, headers: { accept: 'application/json' } };
+  private async get(path: string, signal: AbortSignal): Promise<{ status: number; body: string }> {
     const endpoint = this.endpoint;
-    if (endpoint.kind === 'unix') return http.request({ ...common, socketPath: endpoint.socketPath }, onResponse);
-    if (!this.tls) return http.request({ ...common, host: endpoint.host, port: endpoint.port }, onResponse);
-    return https.request(
-      {
-        ...common,
-        host: endpoint.host,
-        port: endpoint.port,
-        ...this.tls,
-        servername: isIP(endpoint.host) === 0 ? endpoint.host : undefined,
-        minVersion: 'TLSv1.2',
-      },
-      onResponse,
-    );
+    const common = { headers: { accept: 'application/json' }, signal, maxBytes: maxBodyBytes };
+    let answer;
+    if (endpoint.kind === 'unix') answer = await outboundRequest({ ...common, url: `http://localhost${path}`, socketPath: endpoint.socketPath });
+    else {
+      const host = isIP(endpoint.host) === 6 ? `[${endpoint.host}]` : endpoint.host;
+      const tls = this.tls && { ...this.tls, servername: isIP(endpoint.host) === 0 ? endpoint.host : undefined, minVersion: 'TLSv1.2' as const };
+      answer = await outboundRequest({ ...common, url: `${tls ? 'https' : 'http'}://${host}:${endpoint.port}${path}`, ...(tls ? { tls } : {}) });
+    }
+    if (answer.ok) return { status: answer.status, body: answer.text };
+    // Whatever broke the request, a signal that aborted says why (the check's timeout).
+    if (signal.aborted) throw new DockerRequestError(describeAbort(signal));
+    const status = answer.status ?? 0;
+    if (answer.reason === 'too_large') throw new DockerRequestError(`unexpected answer: HTTP ${status} with a body over ${maxBodyBytes} bytes`);
+    if (answer.reason === 'bad_response' && answer.kind === 'cut') {
+      throw new DockerRequestError(`the connection closed before the whole answer arrived (HTTP ${status})`);
+    }
+    throw new DockerRequestError(describeRequestError(answer.error, endpoint));
   }
 }
 

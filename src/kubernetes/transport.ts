@@ -2,6 +2,8 @@ import http from 'node:http';
 import https from 'node:https';
 import type * as K8s from '@kubernetes/client-node' with { 'resolution-mode': 'import' };
 import { messageOf } from '../errors';
+import { outboundRequest } from '../http-client';
+import { keepAliveScheduler } from '../time';
 import { checkAccessPath, KubernetesAccessError } from './access';
 import { bounded, KubernetesApiError } from './api-error';
 import type { KubernetesTransport, TransportOptions, WatchEnd } from './transport-options';
@@ -10,6 +12,7 @@ export type { KubernetesTransport, TransportOptions, WatchEnd, WatchStream } fro
 
 /** Largest body read from one answer: a ConfigMap holds at most 1 MiB. */
 const maxBodyBytes = 3 * 1024 * 1024;
+const tooLarge = `the answer is larger than ${maxBodyBytes} bytes`;
 
 function networkError(method: string, path: string, error: unknown): KubernetesApiError {
   if (error instanceof KubernetesApiError) return error;
@@ -33,7 +36,12 @@ export function createTransport(kubeConfig: K8s.KubeConfig, options: TransportOp
   const inactivityMs = options.watchInactivityTimeoutMs ?? 30_000;
   const server = kubeConfig.getCurrentCluster()?.server ?? '';
 
-  async function open(method: string, path: string, query: Record<string, string>, headers: Record<string, string>): Promise<http.ClientRequest> {
+  /** The URL and the request options: client-node's agent (its proxy), TLS files and credentials, and the headers. */
+  async function prepare(
+    path: string,
+    query: Record<string, string>,
+    headers: Record<string, string>,
+  ): Promise<{ url: URL; options: https.RequestOptions; headers: Record<string, string> }> {
     const url = new URL(server.replace(/\/+$/, '') + path);
     for (const [key, value] of Object.entries(query)) url.searchParams.set(key, value);
     const requestOptions: https.RequestOptions = {};
@@ -42,12 +50,14 @@ export function createTransport(kubeConfig: K8s.KubeConfig, options: TransportOp
     // A token read from a file (tokenFile, the service account's) ends with the file's newline more
     // often than not; client-go trims it, and a header may not carry it.
     if (typeof given.Authorization === 'string') given.Authorization = given.Authorization.trim();
-    const client = url.protocol === 'http:' ? http : https;
-    return client.request(url, {
-      ...requestOptions,
-      method,
-      headers: { Accept: 'application/json', ...given, ...headers },
-    });
+    return { url, options: requestOptions, headers: { Accept: 'application/json', ...given, ...headers } };
+  }
+
+  /** The watch's request: its stream is read below, not by outboundRequest. */
+  async function open(method: string, path: string, query: Record<string, string>, headers: Record<string, string>): Promise<http.ClientRequest> {
+    const prepared = await prepare(path, query, headers);
+    const client = prepared.url.protocol === 'http:' ? http : https;
+    return client.request(prepared.url, { ...prepared.options, method, headers: prepared.headers });
   }
 
   /** The body of an answer, at most maxBodyBytes (a longer one is an error). */
@@ -58,7 +68,7 @@ export function createTransport(kubeConfig: K8s.KubeConfig, options: TransportOp
       response.on('data', (chunk: Buffer) => {
         size += chunk.length;
         if (size > maxBodyBytes) {
-          response.destroy(new KubernetesApiError(`the answer is larger than ${maxBodyBytes} bytes`));
+          response.destroy(new KubernetesApiError(tooLarge));
           return;
         }
         chunks.push(chunk);
@@ -76,44 +86,49 @@ export function createTransport(kubeConfig: K8s.KubeConfig, options: TransportOp
       const aborted = (): KubernetesApiError => new KubernetesApiError(`${method} ${path}: aborted (stopping)`);
       if (signal?.aborted) throw aborted();
       const payload = body === undefined ? undefined : JSON.stringify(body);
-      let req: http.ClientRequest;
+      let prepared;
       try {
-        req = await open(method, path, query, payload === undefined ? {} : { 'Content-Type': contentType });
+        prepared = await prepare(path, query, payload === undefined ? {} : { 'Content-Type': contentType });
       } catch (error) {
         throw networkError(method, path, error);
       }
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => req.destroy(new KubernetesApiError(`${method} ${path}: no answer within ${requestTimeoutMs} ms`)), requestTimeoutMs);
-        const onAbort = (): void => {
-          req.destroy(aborted());
-        };
-        signal?.addEventListener('abort', onAbort, { once: true });
-        req.on('close', () => signal?.removeEventListener('abort', onAbort));
-        if (signal?.aborted) onAbort();
-        req.on('error', (error) => {
-          clearTimeout(timer);
-          reject(networkError(method, path, error));
-        });
-        req.on('response', (response) => {
-          readBody(response).then(
-            (text) => {
-              clearTimeout(timer);
-              const status = response.statusCode ?? 0;
-              if (status < 200 || status > 299) return reject(KubernetesApiError.fromAnswer(status, response.statusMessage ?? '', text));
-              try {
-                resolve(text === '' ? null : JSON.parse(text));
-              } catch {
-                reject(new KubernetesApiError(`${method} ${path}: the answer is not JSON: ${bounded(text, 100)}`, status));
-              }
-            },
-            (error: unknown) => {
-              clearTimeout(timer);
-              reject(networkError(method, path, error));
-            },
-          );
-        });
-        req.end(payload);
+      // What applyToHTTPSOptions sets: the agent, the TLS options, the headers, and `auth` (a
+      // username and password), which becomes the header Node would make of it.
+      const { agent, auth, ca, cert, key, pfx, passphrase, rejectUnauthorized, servername } = prepared.options;
+      const headers = { ...prepared.headers };
+      if (typeof auth === 'string' && !Object.keys(headers).some((name) => name.toLowerCase() === 'authorization')) {
+        headers.Authorization = `Basic ${Buffer.from(auth).toString('base64')}`;
+      }
+      const answer = await outboundRequest({
+        url: prepared.url,
+        method,
+        headers,
+        body: payload,
+        agent: agent instanceof http.Agent ? agent : undefined,
+        tls: { ca, cert, key, pfx, passphrase, rejectUnauthorized, servername },
+        timeoutMs: requestTimeoutMs,
+        scheduler: keepAliveScheduler,
+        signal,
+        maxBytes: maxBodyBytes,
+        json: true,
       });
+      if (!answer.ok) {
+        switch (answer.reason) {
+          case 'timeout':
+            throw new KubernetesApiError(`${method} ${path}: no answer within ${requestTimeoutMs} ms`);
+          case 'aborted':
+            throw aborted();
+          case 'too_large':
+            throw new KubernetesApiError(tooLarge);
+          default:
+            throw networkError(method, path, answer.error);
+        }
+      }
+      const { status, text } = answer;
+      if (status < 200 || status > 299) throw KubernetesApiError.fromAnswer(status, answer.statusMessage, text);
+      if (text === '') return null;
+      if (answer.json !== undefined && 'value' in answer.json) return answer.json.value;
+      throw new KubernetesApiError(`${method} ${path}: the answer is not JSON: ${bounded(text, 100)}`, status);
     },
 
     watch(access, path, query, onEvent) {
