@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { startOperationsSystem, type OperationsSystem } from '../../src/system';
+import { expectEachCertificate, expirySeries, normalSerial, opensslFacts, type Series } from '../support/companion';
 import { releaseDir } from '../support/fabric-double';
 import { request } from '../support/http';
 import { LogCapture } from '../support/log-capture';
@@ -19,37 +20,6 @@ import { requireCommand } from '../support/prerequisites';
 import { waitFor } from '../support/wait';
 
 const execFileAsync = promisify(execFile);
-
-/** What openssl says of a certificate file: its serial (hex, no leading zeros) and notAfter in seconds. */
-async function opensslFacts(file: string): Promise<{ serial: string; notAfterSeconds: number }> {
-  const { stdout } = await execFileAsync('openssl', ['x509', '-noout', '-serial', '-enddate', '-in', file]);
-  const serial = /serial=([0-9A-Fa-f]+)/.exec(stdout)?.[1];
-  const enddate = /notAfter=(.+)/.exec(stdout)?.[1];
-  if (serial === undefined || enddate === undefined) throw new Error(`openssl x509 of ${file} gave no serial or notAfter: ${stdout}`);
-  return { serial: normalSerial(serial), notAfterSeconds: Date.parse(enddate) / 1000 };
-}
-
-function normalSerial(serial: string): string {
-  return serial.toUpperCase().replace(/^0+/, '');
-}
-
-interface Series {
-  labels: Record<string, string>;
-  value: number;
-}
-
-/** The companion_certificate_expiry_timestamp_seconds series of a Prometheus text exposition. */
-function expirySeries(text: string): Series[] {
-  const series: Series[] = [];
-  for (const line of text.split('\n')) {
-    const match = /^companion_certificate_expiry_timestamp_seconds\{(.*)\} (\S+)$/.exec(line);
-    if (!match) continue;
-    const labels: Record<string, string> = {};
-    for (const pair of (match[1] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels[pair[1] ?? ''] = JSON.parse(`"${pair[2] ?? ''}"`) as string;
-    series.push({ labels, value: Number(match[2]) });
-  }
-  return series;
-}
 
 /**
  * A process blocked opening `fifo` for writing: it can only get past open() once some process
@@ -177,16 +147,10 @@ describe('companion mode: the node certificates', () => {
       { file: 'ops.crt', kind: 'operations_server', key: 'operations.tls.cert.file' },
       { file: pki.clientCA.cert, kind: 'operations_client_root_ca', key: 'operations.tls.clientRootCAs.files' },
     ];
-    for (const { file, kind, key } of expected) {
-      const facts = await opensslFacts(path.resolve(dir, file));
-      const found = series.filter((one) => one.labels.kind === kind && normalSerial(one.labels.serial ?? '') === facts.serial);
-      expect({ file, kind, found: found.map((one) => ({ key: one.labels.key, value: one.value })) }).toEqual({
-        file,
-        kind,
-        found: [{ key, value: facts.notAfterSeconds }],
-      });
-    }
-    expect(series).toHaveLength(expected.length);
+    await expectEachCertificate(
+      series,
+      expected.map((entry) => ({ ...entry, file: path.resolve(dir, entry.file) })),
+    );
   });
 
   test('each certificate is logged once at start with its notAfter, as Fabric logs its own', async () => {

@@ -11,6 +11,7 @@
 import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { companionServerEnv, companionWritesEnv } from '../support/companion';
 import { requireBuiltCli, runCli, type CliRun } from '../support/cli';
 import { FabricNetwork, releaseDir, type FabricDouble } from '../support/fabric-double';
 import { FakeApiServer, kubeconfigFor, type StoredEvent } from '../support/fake-apiserver';
@@ -67,14 +68,8 @@ beforeAll(async () => {
     KUBECONFIG: path.join(dir, 'kubeconfig'),
     POD_NAME: podName,
     POD_NAMESPACE: namespace,
-    CORE_OPERATIONS_COMPANION_ENABLED: 'true',
-    CORE_OPERATIONS_COMPANION_LISTENADDRESS: '127.0.0.1:0',
-    CORE_OPERATIONS_COMPANION_TLS_ENABLED: 'true',
-    CORE_OPERATIONS_COMPANION_TLS_CERT_FILE: pki.server.cert,
-    CORE_OPERATIONS_COMPANION_TLS_KEY_FILE: pki.server.key,
-    CORE_OPERATIONS_COMPANION_TLS_CLIENTROOTCAS_FILES: pki.clientCA.cert,
-    CORE_OPERATIONS_COMPANION_LOGSPEC_WRITABLE: 'true',
-    CORE_OPERATIONS_COMPANION_LOGSPEC_STATEDIRECTORY: path.join(dir, 'state'),
+    ...companionServerEnv(pki),
+    ...companionWritesEnv(path.join(dir, 'state')),
     CORE_OPERATIONS_KUBERNETES_EVENTS_ENABLED: 'true',
     CORE_OPERATIONS_KUBERNETES_LOGSPECCONFIGMAP_NAME: configMapName,
     CORE_OPERATIONS_HEALTHCHECK_CONTAINERRUNTIME_TYPE: 'none',

@@ -12,6 +12,7 @@ import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startOperationsSystem, type OperationsSystem } from '../../src/system';
+import { companionServerEnv, companionWritesEnv } from '../support/companion';
 import { FabricNetwork, releaseDir, type FabricDouble } from '../support/fabric-double';
 import { request, type HttpAnswer } from '../support/http';
 import { LogCapture } from '../support/log-capture';
@@ -49,14 +50,8 @@ async function companion(overrides: NodeJS.ProcessEnv = {}, stateDir?: string): 
     configFile: path.join(dir, 'core.yaml'),
     logStream: log,
     env: {
-      CORE_OPERATIONS_COMPANION_ENABLED: 'true',
-      CORE_OPERATIONS_COMPANION_LISTENADDRESS: '127.0.0.1:0',
-      CORE_OPERATIONS_COMPANION_TLS_ENABLED: 'true',
-      CORE_OPERATIONS_COMPANION_TLS_CERT_FILE: pki.server.cert,
-      CORE_OPERATIONS_COMPANION_TLS_KEY_FILE: pki.server.key,
-      CORE_OPERATIONS_COMPANION_TLS_CLIENTROOTCAS_FILES: pki.clientCA.cert,
-      CORE_OPERATIONS_COMPANION_LOGSPEC_WRITABLE: 'true',
-      CORE_OPERATIONS_COMPANION_LOGSPEC_STATEDIRECTORY: state,
+      ...companionServerEnv(pki),
+      ...companionWritesEnv(state),
       CORE_OPERATIONS_HEALTHCHECK_CONTAINERRUNTIME_TYPE: 'none',
       CORE_OPERATIONS_LISTENADDRESS: `0.0.0.0:${portOf(peer.url)}`,
       CORE_OPERATIONS_TLS_ENABLED: 'true',

@@ -22,6 +22,7 @@ import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { fleetConfigFrom, fleetExtension, type FleetCertificateReport } from '../../src/fleet';
 import { startOperationsSystem, type OperationsSystem } from '../../src/system';
+import { companionServerEnv } from '../support/companion';
 import { testConfig } from '../support/config';
 import { releaseDir } from '../support/fabric-double';
 import { request, type HttpAnswer } from '../support/http';
@@ -60,11 +61,7 @@ async function startCompanion(env: NodeJS.ProcessEnv): Promise<OperationsSystem>
     configFile: path.join(dir, 'core.yaml'),
     logStream: quiet(),
     env: {
-      CORE_OPERATIONS_COMPANION_ENABLED: 'true',
-      CORE_OPERATIONS_COMPANION_LISTENADDRESS: '127.0.0.1:0',
-      CORE_OPERATIONS_COMPANION_TLS_ENABLED: 'true',
-      CORE_OPERATIONS_COMPANION_TLS_CERT_FILE: pki.server.cert,
-      CORE_OPERATIONS_COMPANION_TLS_KEY_FILE: pki.server.key,
+      ...companionServerEnv(pki, { clientCAs: false }),
       CORE_OPERATIONS_HEALTHCHECK_CONTAINERRUNTIME_TYPE: 'none',
       CORE_PEER_MSPCONFIGPATH: path.join(recordedPeer, 'msp'),
       ...env,

@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { request } from '../support/http';
 import { listeningPorts } from '../support/listening-ports';
-import { cliPath, loggedUrl, requireBuiltCli, runCli, type CliRun } from '../support/cli';
+import { cliPath, cliRunOf, requireBuiltCli, runCli, type CliRun } from '../support/cli';
 import { delay, waitFor } from '../support/wait';
 
 let tmp: string;
@@ -46,21 +46,7 @@ function runBin(): CliRun {
     env: { PATH: `${path.dirname(process.execPath)}:${process.env.PATH ?? ''}`, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let out = '';
-  let err = '';
-  child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (err += chunk.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.on('exit', (code, signal) => resolve({ code, signal })),
-  );
-  const listening = (timeoutMs?: number): Promise<string> =>
-    loggedUrl(
-      child,
-      () => out + err,
-      () => err,
-      timeoutMs,
-    );
-  return track({ child, stdout: () => out, stderr: () => err, exited, listening });
+  return track(cliRunOf(child));
 }
 
 /** The run's exit code, or a sentence saying it is still running after `ms` (it is killed after the test). */

@@ -24,6 +24,11 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, nodeOptions:
     env: { PATH: process.env.PATH, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  return cliRunOf(child);
+}
+
+/** A started command (spawned with stdout and stderr piped) as a CliRun: its output gathered, its exit, its URL. */
+export function cliRunOf(child: ChildProcess): CliRun {
   let out = '';
   let err = '';
   child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()));

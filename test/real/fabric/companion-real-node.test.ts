@@ -18,14 +18,13 @@
  *   the peer within 5 s after it was stopped and started again at its own spec.
  * Without a release it fails with "OPT-IN SUITE CANNOT RUN".
  */
-import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { mspCertificateFolders } from '../../../src/config/companion-keys';
 import { startOperationsSystem, type OperationsSystem } from '../../../src/system';
+import { companionServerEnv, companionWritesEnv, expectEachCertificate, expirySeries, opensslFacts } from '../../support/companion';
 import { requireBuiltCli, runCli, type CliRun } from '../../support/cli';
 import { FakeApiServer, kubeconfigFor, type StoredEvent } from '../../support/fake-apiserver';
 import { killAllFabricNodes, startFabricNode, uniquePort, writeNodeConfig, type FabricNode, type NodeConfig } from '../../support/fabric-reference';
@@ -38,8 +37,6 @@ import { requireFabricReleases } from '../../support/real-binaries';
 import { waitFor } from '../../support/wait';
 
 jest.setTimeout(120_000);
-
-const execFileAsync = promisify(execFile);
 
 /** The spec a peer started by fabric-reference.ts answers (no FABRIC_LOGGING_SPEC; test/real/fabric/fleet-real-nodes asserts it too). */
 const ownSpec = 'info';
@@ -57,37 +54,6 @@ let nodeEnv: Record<string, string>;
 /** The peer's operations server certificate (the test PKI's server CA issued it). */
 let opsServer: KeyPair;
 const systems = new Set<OperationsSystem>();
-
-/** What openssl says of a certificate file: its serial (hex, no leading zeros) and notAfter in seconds. */
-async function opensslFacts(file: string): Promise<{ serial: string; notAfterSeconds: number }> {
-  const { stdout } = await execFileAsync('openssl', ['x509', '-noout', '-serial', '-enddate', '-in', file]);
-  const serial = /serial=([0-9A-Fa-f]+)/.exec(stdout)?.[1];
-  const enddate = /notAfter=(.+)/.exec(stdout)?.[1];
-  if (serial === undefined || enddate === undefined) throw new Error(`openssl x509 of ${file} gave no serial or notAfter: ${stdout}`);
-  return { serial: normalSerial(serial), notAfterSeconds: Date.parse(enddate) / 1000 };
-}
-
-function normalSerial(serial: string): string {
-  return serial.toUpperCase().replace(/^0+/, '');
-}
-
-interface Series {
-  labels: Record<string, string>;
-  value: number;
-}
-
-/** The companion_certificate_expiry_timestamp_seconds series of a Prometheus text exposition. */
-function expirySeries(text: string): Series[] {
-  const series: Series[] = [];
-  for (const line of text.split('\n')) {
-    const match = /^companion_certificate_expiry_timestamp_seconds\{(.*)\} (\S+)$/.exec(line);
-    if (!match) continue;
-    const labels: Record<string, string> = {};
-    for (const pair of (match[1] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels[pair[1] ?? ''] = JSON.parse(`"${pair[2] ?? ''}"`) as string;
-    series.push({ labels, value: Number(match[2]) });
-  }
-  return series;
-}
 
 const nodeOrigin = (): string => `https://127.0.0.1:${opsPort}`;
 const escaped = (text: string): string => text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
@@ -111,14 +77,8 @@ function companionEnv(stateDir: string): Record<string, string> {
     ...config.env,
     ...nodeEnv,
     CORE_OPERATIONS_LISTENADDRESS: `127.0.0.1:${opsPort}`,
-    CORE_OPERATIONS_COMPANION_ENABLED: 'true',
-    CORE_OPERATIONS_COMPANION_LISTENADDRESS: '127.0.0.1:0',
-    CORE_OPERATIONS_COMPANION_TLS_ENABLED: 'true',
-    CORE_OPERATIONS_COMPANION_TLS_CERT_FILE: pki.server.cert,
-    CORE_OPERATIONS_COMPANION_TLS_KEY_FILE: pki.server.key,
-    CORE_OPERATIONS_COMPANION_TLS_CLIENTROOTCAS_FILES: pki.clientCA.cert,
-    CORE_OPERATIONS_COMPANION_LOGSPEC_WRITABLE: 'true',
-    CORE_OPERATIONS_COMPANION_LOGSPEC_STATEDIRECTORY: stateDir,
+    ...companionServerEnv(pki),
+    ...companionWritesEnv(stateDir),
     CORE_OPERATIONS_COMPANION_NODE_ROOTCAS_FILES: pki.serverCA.cert,
     CORE_OPERATIONS_COMPANION_NODE_CLIENTCERT_FILE: pki.client.cert,
     CORE_OPERATIONS_COMPANION_NODE_CLIENTKEY_FILE: pki.client.key,
@@ -236,16 +196,7 @@ describe('companion mode beside the real peer (in process)', () => {
     const answer = await call(system.url, 'GET', '/metrics');
     expect(answer.status).toBe(200);
     const series = expirySeries(answer.body);
-    for (const { file, kind, key } of expected) {
-      const facts = await opensslFacts(file);
-      const found = series.filter((one) => one.labels.kind === kind && normalSerial(one.labels.serial ?? '') === facts.serial);
-      expect({ file, kind, found: found.map((one) => ({ key: one.labels.key, value: one.value })) }).toEqual({
-        file,
-        kind,
-        found: [{ key, value: facts.notAfterSeconds }],
-      });
-    }
-    expect(series).toHaveLength(expected.length);
+    await expectEachCertificate(series, expected);
     expect(
       log.matching(new RegExp(`companion of the peer at ${escaped(nodeOrigin())}/healthz: ${expected.length} certificates, 0 problem files`)),
     ).toHaveLength(1);
