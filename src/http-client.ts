@@ -9,8 +9,8 @@
  * timer over the whole of it (connect, handshake, request, answer), by an AbortSignal and by a
  * cap on the answer's size. It never rejects: every failure is an OutboundFailure.
  */
-import http from 'node:http';
-import https from 'node:https';
+import * as http from 'node:http';
+import * as https from 'node:https';
 import type { ConnectionOptions, TLSSocket } from 'node:tls';
 import { messageOf } from './errors';
 import { realScheduler, type Cancellable, type Scheduler } from './time';
