@@ -119,17 +119,22 @@ describe('the bundle', () => {
     expect(inputs).toEqual(expect.arrayContaining(['src/command.ts', 'src/system.ts']));
     for (const bundled of ['express', 'bunyan', 'convict']) expect(inputs.some((input) => input.startsWith(`node_modules/${bundled}/`))).toBe(true);
     const external = (output?.imports ?? []).filter((entry) => entry.external === true && !entry.path.startsWith('node:')).map((entry) => entry.path);
-    expect(external).toEqual(expect.arrayContaining(['@grpc/grpc-js', '@grpc/proto-loader', './kubernetes-client.mjs', 'hot-shots', 'yaml', 'zod']));
+    expect(external).toEqual(expect.arrayContaining(['@grpc/grpc-js', '@grpc/proto-loader', './kubernetes-client.mjs', 'hot-shots', 'zod']));
+    expect(external).not.toContain('yaml');
     // What express loads for features the command does not use: stand-ins that load them on first call.
     expect(external).toEqual(expect.arrayContaining(['body-parser', 'qs', 'yargs-parser']));
     expect(inputs.filter((input) => /^node_modules\/(body-parser|qs|iconv-lite|raw-body|yargs-parser)\//.test(input))).toEqual([]);
-    expect(inputs.filter((input) => /^node_modules\/(zod|yaml|hot-shots|@grpc|@kubernetes)\//.test(input))).toEqual([]);
+    expect(inputs.filter((input) => /^node_modules\/(zod|hot-shots|@grpc|@kubernetes)\//.test(input))).toEqual([]);
+    // The YAML parser is inside (a start with a file, the usual one, takes it from the code cache), evaluated only with a file (below).
+    expect(inputs.some((input) => input.startsWith('node_modules/yaml/'))).toBe(true);
     // prom-client (with @opentelemetry/api) is inside, evaluated only with provider prometheus (below).
     expect(inputs).toEqual(expect.arrayContaining(['node_modules/prom-client/index.js', 'node_modules/@opentelemetry/api/dist/index.cjs']));
     // The Kubernetes client is a bundle of its own, imported only when the integration is on.
     expect(Object.keys(meta.outputs['dist/kubernetes-client.mjs']?.inputs ?? {})).toContain('node_modules/@kubernetes/client-node/dist/index.js');
-    // ASCII only: V8 keeps a source with any other character as a two-byte string.
-    for (const file of [cliPath, path.join(path.dirname(cliPath), 'cli-command.js')]) expect(/[^\t\n\r\x20-\x7e]/.test(readFileSync(file, 'utf8'))).toBe(false);
+    // ASCII only: V8 keeps a source with any other character as a two-byte string. (Control
+    // characters are ASCII: the YAML parser's token markers are such characters in string literals.)
+    // eslint-disable-next-line no-control-regex -- the whole ASCII range, control characters included
+    for (const file of [cliPath, path.join(path.dirname(cliPath), 'cli-command.js')]) expect(/[^\x00-\x7f]/.test(readFileSync(file, 'utf8'))).toBe(false);
     for (const bundled of ['express', 'bunyan', 'convict']) expect(external).not.toContain(bundled);
     // The bin's shell lines (scripts/bundle.js, issue 30 item 14): node with --disable-sigusr1 where it has the flag.
     expect(readFileSync(cliPath, 'utf8').split('\n', 2)).toEqual([
@@ -158,6 +163,8 @@ describe('packages loaded at start', () => {
     // Bundled, but evaluated only on first use: mime-db (the JSON answers name their charset) and debug (DEBUG unset).
     expect(evaluated).not.toContain('mime-db');
     expect(evaluated).not.toContain('debug');
+    // No file: the YAML parser in the bundle is not evaluated.
+    expect(evaluated).not.toContain('yaml');
     // Nothing the bundle holds is loaded a second time from node_modules.
     const meta = JSON.parse(readFileSync(path.join(path.dirname(cliPath), 'cli.meta.json'), 'utf8')) as Metafile;
     const bundled = new Set(
@@ -204,6 +211,17 @@ describe('packages loaded at start', () => {
     for (const unused of ['prom-client', 'hot-shots', '@grpc/grpc-js']) expect(loaded).not.toContain(unused);
     expect(evaluated).toContain('express');
     expect(evaluated).not.toContain('prom-client');
+  });
+
+  it('a core.yaml: the YAML parser runs from the bundle, nothing of it from node_modules', async () => {
+    const configDir = await mkdtemp(path.join(tmp, 'cfg-'));
+    await writeFile(path.join(configDir, 'core.yaml'), 'operations:\n  listenAddress: 127.0.0.1:0\nmetrics:\n  provider: disabled\n');
+    const { loaded, evaluated } = await startRecord('yaml-file', {
+      FABRIC_CFG_PATH: configDir,
+      CORE_OPERATIONS_HEALTHCHECK_CONTAINERRUNTIME_TYPE: 'none',
+    });
+    expect(evaluated).toContain('yaml');
+    expect(loaded).not.toContain('yaml');
   });
 
   it('the cri runtime checker loads gRPC', async () => {
