@@ -146,7 +146,20 @@ describe('the fabric-ops image', () => {
     const modules = (await run('docker', ['run', '--rm', '--network', 'none', '--entrypoint', 'ls', testImage, '/opt/fabric-ops/node_modules'])).split('\n');
     // The packages the bundle leaves outside (scripts/bundle.js), nothing bundled, no dev dependency.
     expect(modules).toEqual(expect.arrayContaining(['@grpc', 'hot-shots', 'zod']));
-    for (const absent of ['express', 'bunyan', 'convict', 'yaml', '@kubernetes', 'prom-client', 'typescript', 'jest', 'ts-jest', 'testcontainers', 'statsd', 'esbuild'])
+    for (const absent of [
+      'express',
+      'bunyan',
+      'convict',
+      'yaml',
+      '@kubernetes',
+      'prom-client',
+      'typescript',
+      'jest',
+      'ts-jest',
+      'testcontainers',
+      'statsd',
+      'esbuild',
+    ])
       expect(modules).not.toContain(absent);
     const files = (
       await run('docker', [
