@@ -399,13 +399,13 @@ async function round(index: number, pki: TestPki): Promise<void> {
     else tls.push(instance);
   }
   const serving = order.filter((contender) => contender.kind !== 'fabric-peer');
-  await loadInTurns('keep-alive /healthz, HTTPS', tls, '/healthz', { connections });
+  await loadInTurns('keep-alive /healthz, HTTPS', tls, '/healthz', { connections, latency: true });
   await loadInTurns('new TLS connection per request /healthz', tls, '/healthz', { connections: newConnectionConnections, close: true });
   for (const instance of tls) record('peak RSS (TLS, after both HTTPS loads)', 'MB', 'lower', instance.contender, procStatus(instance.pid).hwmKb / 1024);
   await Promise.all(tls.map(stopInstance));
 
   const plain = await startInTurns(serving, 'plain', pki);
-  await loadInTurns('keep-alive /healthz, plain', plain, '/healthz', { connections });
+  await loadInTurns('keep-alive /healthz, plain', plain, '/healthz', { connections, latency: true });
   await Promise.all(plain.map(stopInstance));
 
   const metrics = await startInTurns(serving, 'metrics', pki);
@@ -529,6 +529,16 @@ function goals(): void {
   }
   console.log('\nfabric-ops against the goals of issue 20 (ratios of medians, this run):');
   printGoals(issue20);
+  // Issue 32: the command's keep-alive request path (the command is the fabric-ops contender here).
+  const p99VsBare = (figure: string): [number, number] => [ratio(`${figure}, p99 latency`, 'fabric-ops', bare), NaN];
+  const issue32: Goal[] = [
+    ['keep-alive /healthz plain vs express', throughput('keep-alive /healthz, plain', express), 'min', 1],
+    ['keep-alive /healthz HTTPS vs express', throughput('keep-alive /healthz, HTTPS', express), 'min', 1],
+    ['keep-alive /healthz plain p99 vs bare', p99VsBare('keep-alive /healthz, plain'), 'max', 1.5],
+    ['keep-alive /healthz HTTPS p99 vs bare', p99VsBare('keep-alive /healthz, HTTPS'), 'max', 1.5],
+  ];
+  console.log(`\nthe command against the goals of issue 32 (ratios of medians, this run, keep-alive -c${connections}):`);
+  printGoals(issue32);
 }
 
 /** A goal: its label, one or two ratios, whether the ratio is an upper or a lower bound, and the bound. */
