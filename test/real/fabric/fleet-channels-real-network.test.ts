@@ -31,9 +31,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { PassThrough, Writable } from 'node:stream';
+import { Writable } from 'node:stream';
 import { fleetConfigFrom, fleetExtension, type FleetChannelReport } from '../../../src/fleet';
-import { runFleetCommand } from '../../../src/fleet/cli';
+import { fleetCommandInProcess } from '../../integration/fleet-harness';
 import { startOperationsSystem, type OperationsSystem } from '../../../src/system';
 import { testConfig } from '../../support/config';
 import { channelName, startFabricNetwork, type FabricNetwork } from '../../support/fabric-network';
@@ -104,26 +104,14 @@ async function fleetSamples(fleet: OperationsSystem, metric: string): Promise<Re
 }
 
 /** `fabric-ops fleet channels ...args` run in this process against `fleet`: its exit code and output. */
-async function command(fleet: OperationsSystem, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out = new PassThrough();
-  const err = new PassThrough();
-  let stdout = '';
-  let stderr = '';
-  out.on('data', (data: Buffer) => (stdout += data.toString()));
-  err.on('data', (data: Buffer) => (stderr += data.toString()));
-  const code = await runFleetCommand(
-    ['channels', ...args],
-    {
-      FABRIC_OPS_FLEET_URL: fleet.url,
-      FABRIC_OPS_FLEET_CERT: pki.client.cert,
-      FABRIC_OPS_FLEET_KEY: pki.client.key,
-      FABRIC_OPS_FLEET_CACERT: pki.serverCA.cert,
-      COLUMNS: '80',
-    },
-    out,
-    err,
-  );
-  return { code, stdout, stderr };
+function command(fleet: OperationsSystem, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return fleetCommandInProcess(['channels', ...args], {
+    FABRIC_OPS_FLEET_URL: fleet.url,
+    FABRIC_OPS_FLEET_CERT: pki.client.cert,
+    FABRIC_OPS_FLEET_KEY: pki.client.key,
+    FABRIC_OPS_FLEET_CACERT: pki.serverCA.cert,
+    COLUMNS: '80',
+  });
 }
 
 /** `ledger_blockchain_height{channel="mychannel"}` on a node's own /metrics, as a number; undefined when it has no such sample. */
