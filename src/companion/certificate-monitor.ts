@@ -1,12 +1,12 @@
 import { watch, type FSWatcher } from 'node:fs';
 import type { CompanionConfig } from '../config/types';
-import { messageOf } from '../errors';
 import type { Logger } from '../logging/types';
 import type { EventType } from '../kubernetes/recorder';
 import type { Gauge, MetricsProvider } from '../metrics/types';
 import { realScheduler, type Cancellable, type Scheduler } from '../time';
 import { certificateLabels, daysLeft, expiryStage, seriesId, type CertificateProblem, type ExpiryStage, type NodeCertificate } from './certificates';
 import { foldersToWatch, scanCertificates, type Scan } from './scan';
+import { Reread } from './reread';
 
 /** The companion's metrics about the node's certificates (docs/companion.md, "Metrics"). */
 export const certificateMetricOptions = {
@@ -77,8 +77,7 @@ export class CertificateMonitor {
   private readonly watchers: FSWatcher[] = [];
   private interval: Cancellable | null = null;
   private settle: Cancellable | null = null;
-  private running: Promise<void> | null = null;
-  private again = false;
+  private readonly reread: Reread;
   private stopped = false;
   private last: CertificateReport = { certificates: [], problems: [], checkedAt: null };
   /** Completed reads, for tests and the start-up line. */
@@ -90,6 +89,12 @@ export class CertificateMonitor {
     this.held = options.holdEvents === true ? [] : null;
     this.scheduler = options.scheduler ?? realScheduler;
     this.logger = options.logger;
+    this.reread = new Reread(
+      async () => this.apply(await scanCertificates(options.certificates.sources)),
+      this.logger,
+      "reading the node's certificates",
+      () => this.stopped,
+    );
     this.expiry = options.metrics.newGauge(certificateMetricOptions.expiry);
     this.problemGauge = options.metrics.newGauge(certificateMetricOptions.problems);
   }
@@ -114,23 +119,7 @@ export class CertificateMonitor {
 
   /** Reads everything again; a call during a read makes one more read after it. Never rejects. */
   refresh(): Promise<void> {
-    if (this.running) {
-      this.again = true;
-      return this.running;
-    }
-    this.running = (async () => {
-      do {
-        this.again = false;
-        try {
-          this.apply(await scanCertificates(this.options.certificates.sources));
-        } catch (error) {
-          this.logger.error(`reading the node's certificates failed: ${messageOf(error)}`);
-        }
-      } while (this.again && !this.stopped);
-    })().finally(() => {
-      this.running = null;
-    });
-    return this.running;
+    return this.reread.run();
   }
 
   private watch(): void {

@@ -1,10 +1,10 @@
 import { stat, statfs, type BigIntStats, type StatsFs } from 'node:fs';
-import { messageOf } from '../errors';
 import { describeFileError } from '../file-errors';
 import type { CheckResult, HealthChecker } from '../health/types';
 import type { Logger } from '../logging/types';
 import type { Gauge, MetricsProvider } from '../metrics/types';
 import { realScheduler, type Cancellable, type Scheduler } from '../time';
+import { Reread } from './reread';
 import {
   formatBytes,
   formatShare,
@@ -158,8 +158,7 @@ export class DiskMonitor implements HealthChecker {
   /** Volumes (by their naming folder) last seen failing, with the reason told. */
   private readonly failing = new Map<string, string>();
   private interval: Cancellable | null = null;
-  private running: Promise<void> | null = null;
-  private again = false;
+  private readonly reread: Reread;
   private stopped = false;
   private last: DiskReport = { volumes: [], unmeasured: [], checkedAt: null };
   /** Completed reads. */
@@ -168,6 +167,12 @@ export class DiskMonitor implements HealthChecker {
   constructor(private readonly options: DiskMonitorOptions) {
     this.scheduler = options.scheduler ?? realScheduler;
     this.logger = options.logger;
+    this.reread = new Reread(
+      async () => this.apply(await Promise.all(options.folders.map(measure))),
+      this.logger,
+      "reading the node's data volumes",
+      () => this.stopped,
+    );
     const gauge = (key: keyof typeof diskMetricOptions): Gauge => options.metrics.newGauge(diskMetricOptions[key]);
     this.gauges = {
       freeBytes: gauge('freeBytes'),
@@ -203,23 +208,7 @@ export class DiskMonitor implements HealthChecker {
 
   /** Reads every folder again; a call during a read makes one more read after it. Never rejects. */
   refresh(): Promise<void> {
-    if (this.running) {
-      this.again = true;
-      return this.running;
-    }
-    this.running = (async () => {
-      do {
-        this.again = false;
-        try {
-          this.apply(await Promise.all(this.options.folders.map(measure)));
-        } catch (error) {
-          this.logger.error(`reading the node's data volumes failed: ${messageOf(error)}`);
-        }
-      } while (this.again && !this.stopped);
-    })().finally(() => {
-      this.running = null;
-    });
-    return this.running;
+    return this.reread.run();
   }
 
   private apply(measurements: readonly Measurement[]): void {
