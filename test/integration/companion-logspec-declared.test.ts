@@ -11,7 +11,7 @@
 import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { companionServerEnv, companionWritesEnv } from '../support/companion';
+import { companionOfDoubleEnv, companionServerEnv, companionWritesEnv } from '../support/companion';
 import { requireBuiltCli, runCli, type CliRun } from '../support/cli';
 import { FabricNetwork, releaseDir, type FabricDouble } from '../support/fabric-double';
 import { FakeApiServer, kubeconfigFor, type StoredEvent } from '../support/fake-apiserver';
@@ -72,15 +72,7 @@ beforeAll(async () => {
     ...companionWritesEnv(path.join(dir, 'state')),
     CORE_OPERATIONS_KUBERNETES_EVENTS_ENABLED: 'true',
     CORE_OPERATIONS_KUBERNETES_LOGSPECCONFIGMAP_NAME: configMapName,
-    CORE_OPERATIONS_HEALTHCHECK_CONTAINERRUNTIME_TYPE: 'none',
-    CORE_OPERATIONS_LISTENADDRESS: `0.0.0.0:${new URL(peer.url).port}`,
-    CORE_OPERATIONS_TLS_ENABLED: 'true',
-    CORE_OPERATIONS_TLS_CERT_FILE: peer.certFile,
-    CORE_OPERATIONS_TLS_KEY_FILE: peer.keyFile,
-    CORE_OPERATIONS_TLS_CLIENTROOTCAS_FILES: peer.caFile,
-    CORE_OPERATIONS_COMPANION_NODE_ROOTCAS_FILES: peer.caFile,
-    CORE_OPERATIONS_COMPANION_NODE_CLIENTCERT_FILE: peer.clientCertFile,
-    CORE_OPERATIONS_COMPANION_NODE_CLIENTKEY_FILE: peer.clientKeyFile,
+    ...companionOfDoubleEnv(peer),
     CORE_PEER_MSPCONFIGPATH: path.join(recorded, 'msp'),
     CORE_PEER_TLS_ENABLED: 'true',
     CORE_PEER_TLS_CERT_FILE: soon.cert,

@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startOperationsSystem, type OperationsSystem } from '../../src/system';
-import { companionServerEnv, companionWritesEnv } from '../support/companion';
+import { companionOfDoubleEnv, companionServerEnv, companionWritesEnv } from '../support/companion';
 import { FabricNetwork, releaseDir, type FabricDouble } from '../support/fabric-double';
 import { request, type HttpAnswer } from '../support/http';
 import { LogCapture } from '../support/log-capture';
@@ -52,15 +52,7 @@ async function companion(overrides: NodeJS.ProcessEnv = {}, stateDir?: string): 
     env: {
       ...companionServerEnv(pki),
       ...companionWritesEnv(state),
-      CORE_OPERATIONS_HEALTHCHECK_CONTAINERRUNTIME_TYPE: 'none',
-      CORE_OPERATIONS_LISTENADDRESS: `0.0.0.0:${portOf(peer.url)}`,
-      CORE_OPERATIONS_TLS_ENABLED: 'true',
-      CORE_OPERATIONS_TLS_CERT_FILE: peer.certFile,
-      CORE_OPERATIONS_TLS_KEY_FILE: peer.keyFile,
-      CORE_OPERATIONS_TLS_CLIENTROOTCAS_FILES: peer.caFile,
-      CORE_OPERATIONS_COMPANION_NODE_ROOTCAS_FILES: peer.caFile,
-      CORE_OPERATIONS_COMPANION_NODE_CLIENTCERT_FILE: peer.clientCertFile,
-      CORE_OPERATIONS_COMPANION_NODE_CLIENTKEY_FILE: peer.clientKeyFile,
+      ...companionOfDoubleEnv(peer),
       CORE_PEER_MSPCONFIGPATH: path.join(recorded, 'msp'),
       ...overrides,
     },

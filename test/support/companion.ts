@@ -5,6 +5,7 @@
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import type { FabricDouble } from './fabric-double';
 import type { TestPki } from './pki';
 
 const execFileAsync = promisify(execFile);
@@ -21,6 +22,25 @@ export function companionServerEnv(pki: TestPki, options: { clientCAs?: boolean 
     CORE_OPERATIONS_COMPANION_TLS_CERT_FILE: pki.server.cert,
     CORE_OPERATIONS_COMPANION_TLS_KEY_FILE: pki.server.key,
     ...(options.clientCAs === false ? {} : { CORE_OPERATIONS_COMPANION_TLS_CLIENTROOTCAS_FILES: pki.clientCA.cert }),
+  };
+}
+
+/**
+ * Beside the Fabric node double `peer`: the node's operations endpoint (its port, its TLS, as the
+ * node's core.yaml overrides would give them) and the companion's way in to it (the node's CA, the
+ * operator's client certificate); no container-runtime checker.
+ */
+export function companionOfDoubleEnv(peer: FabricDouble): Record<string, string> {
+  return {
+    CORE_OPERATIONS_HEALTHCHECK_CONTAINERRUNTIME_TYPE: 'none',
+    CORE_OPERATIONS_LISTENADDRESS: `0.0.0.0:${new URL(peer.url).port}`,
+    CORE_OPERATIONS_TLS_ENABLED: 'true',
+    CORE_OPERATIONS_TLS_CERT_FILE: peer.certFile,
+    CORE_OPERATIONS_TLS_KEY_FILE: peer.keyFile,
+    CORE_OPERATIONS_TLS_CLIENTROOTCAS_FILES: peer.caFile,
+    CORE_OPERATIONS_COMPANION_NODE_ROOTCAS_FILES: peer.caFile,
+    CORE_OPERATIONS_COMPANION_NODE_CLIENTCERT_FILE: peer.clientCertFile,
+    CORE_OPERATIONS_COMPANION_NODE_CLIENTKEY_FILE: peer.clientKeyFile,
   };
 }
 
