@@ -4,8 +4,8 @@
  * `<!-- BEGIN GENERATED: <name> -->` and `<!-- END GENERATED: <name> -->` of its page:
  *
  *   docs/reference/configuration.md
- *     config-peer        every key of the peer dialect (src/config/peer-schema.ts)
- *     config-orderer     every key of the orderer dialect (src/config/orderer-schema.ts)
+ *     config-peer        every key of the peer dialect (src/config/declarations.ts)
+ *     config-orderer     every key of the orderer dialect (src/config/declarations.ts)
  *     fleet-keys         every key of the fleet file (FleetFileSchema, src/fleet/config.ts)
  *   docs/health.md
  *     config-health      the health-check keys of both dialects side by side

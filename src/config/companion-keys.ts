@@ -1,8 +1,9 @@
+import { spelling, type SettingName } from './declarations';
+import { dialectDefinition } from './dialect';
 import type { Dialect, NormalisedConfig } from './types';
 
 /**
- * Companion mode's key names, per dialect (the keys themselves, with their defaults and
- * environment variables, are declared once in the dialects' convict schemas). Pure data.
+ * Companion mode's key names, per dialect, spelled from the settings declared in ./declarations.
  */
 
 /** Where the node's configuration names certificates; the MSP folder stands for its certificate subfolders. */
@@ -54,91 +55,88 @@ export interface CompanionKeys {
   dataFolders: readonly string[];
 }
 
-const peerKeys: CompanionKeys = {
-  enabled: 'operations.companion.enabled',
-  server: {
-    listenAddress: 'operations.companion.listenAddress',
-    metricsProvider: 'operations.companion.metricsProvider',
-    tlsEnabled: 'operations.companion.tls.enabled',
-    tlsCertFile: 'operations.companion.tls.cert.file',
-    tlsKeyFile: 'operations.companion.tls.key.file',
-    tlsClientAuthRequired: 'operations.companion.tls.clientAuthRequired',
-    tlsClientRootCAs: 'operations.companion.tls.clientRootCAs.files',
-  },
-  nodeListenAddress: 'operations.listenAddress',
-  nodeTlsEnabled: 'operations.tls.enabled',
-  nodeTlsClientAuthRequired: 'operations.tls.clientAuthRequired',
-  nodeAddress: 'operations.companion.node.address',
-  nodeServerName: 'operations.companion.node.serverName',
-  nodeRootCAs: 'operations.companion.node.rootCAs.files',
-  nodeClientCertFile: 'operations.companion.node.clientCert.file',
-  nodeClientKeyFile: 'operations.companion.node.clientKey.file',
-  warningDays: 'operations.companion.certificates.warningDays',
-  planningDays: 'operations.companion.certificates.planningDays',
-  recheckInterval: 'operations.companion.certificates.recheckInterval',
-  diskMinFreePercent: 'operations.companion.disk.minFreePercent',
-  diskMinFreeBytes: 'operations.companion.disk.minFreeBytes',
-  diskRecheckInterval: 'operations.companion.disk.recheckInterval',
-  logspecWritable: 'operations.companion.logspec.writable',
-  logspecStateDirectory: 'operations.companion.logspec.stateDirectory',
-  logspecPollInterval: 'operations.companion.logspec.pollInterval',
-  certificates: [
-    { key: 'peer.mspConfigPath', kind: 'msp', form: 'msp' },
-    { key: 'peer.tls.cert.file', kind: 'tls_server', form: 'file', onlyWhen: ['peer.tls.enabled'] },
-    { key: 'peer.tls.rootcert.file', kind: 'tls_root_ca', form: 'file', onlyWhen: ['peer.tls.enabled'] },
-    { key: 'peer.tls.clientCert.file', kind: 'tls_client', form: 'file', onlyWhen: ['peer.tls.enabled', 'peer.tls.clientAuthRequired'] },
-    { key: 'peer.tls.clientRootCAs.files', kind: 'tls_client_root_ca', form: 'files', onlyWhen: ['peer.tls.enabled', 'peer.tls.clientAuthRequired'] },
-    { key: 'operations.tls.cert.file', kind: 'operations_server', form: 'file', onlyWhen: ['operations.tls.enabled'] },
-    { key: 'operations.tls.clientRootCAs.files', kind: 'operations_client_root_ca', form: 'files', onlyWhen: ['operations.tls.enabled'] },
+/** Where each node names its certificates, by setting (./declarations). */
+interface CertificateSourceSetting {
+  setting: SettingName;
+  kind: string;
+  form: CertificateSourceKey['form'];
+  onlyWhen?: readonly SettingName[];
+}
+
+const certificateSettings: Readonly<Record<Dialect, readonly CertificateSourceSetting[]>> = {
+  peer: [
+    { setting: 'mspDir', kind: 'msp', form: 'msp' },
+    { setting: 'nodeTlsCertFile', kind: 'tls_server', form: 'file', onlyWhen: ['nodeTlsEnabled'] },
+    { setting: 'peerTlsRootCertFile', kind: 'tls_root_ca', form: 'file', onlyWhen: ['nodeTlsEnabled'] },
+    { setting: 'peerTlsClientCertFile', kind: 'tls_client', form: 'file', onlyWhen: ['nodeTlsEnabled', 'nodeTlsClientAuthRequired'] },
+    { setting: 'nodeTlsClientRootCAs', kind: 'tls_client_root_ca', form: 'files', onlyWhen: ['nodeTlsEnabled', 'nodeTlsClientAuthRequired'] },
+    { setting: 'tlsCertFile', kind: 'operations_server', form: 'file', onlyWhen: ['tlsEnabled'] },
+    { setting: 'tlsClientRootCAs', kind: 'operations_client_root_ca', form: 'files', onlyWhen: ['tlsEnabled'] },
   ],
-  dataFolders: ['peer.fileSystemPath', 'ledger.snapshots.rootDir'],
+  orderer: [
+    { setting: 'mspDir', kind: 'msp', form: 'msp' },
+    { setting: 'nodeTlsCertFile', kind: 'tls_server', form: 'file', onlyWhen: ['nodeTlsEnabled'] },
+    { setting: 'ordererTlsRootCAs', kind: 'tls_root_ca', form: 'files', onlyWhen: ['nodeTlsEnabled'] },
+    { setting: 'nodeTlsClientRootCAs', kind: 'tls_client_root_ca', form: 'files', onlyWhen: ['nodeTlsEnabled', 'nodeTlsClientAuthRequired'] },
+    { setting: 'clusterClientCertFile', kind: 'cluster_client', form: 'file' },
+    { setting: 'clusterRootCAs', kind: 'cluster_root_ca', form: 'files' },
+    { setting: 'adminTlsCertFile', kind: 'admin_server', form: 'file', onlyWhen: ['adminTlsEnabled'] },
+    { setting: 'adminTlsClientRootCAs', kind: 'admin_client_root_ca', form: 'files', onlyWhen: ['adminTlsEnabled'] },
+    { setting: 'tlsCertFile', kind: 'operations_server', form: 'file', onlyWhen: ['tlsEnabled'] },
+    { setting: 'tlsClientRootCAs', kind: 'operations_client_root_ca', form: 'files', onlyWhen: ['tlsEnabled'] },
+  ],
 };
 
-const ordererKeys: CompanionKeys = {
-  enabled: 'Operations.Companion.Enabled',
-  server: {
-    listenAddress: 'Operations.Companion.ListenAddress',
-    metricsProvider: 'Operations.Companion.MetricsProvider',
-    tlsEnabled: 'Operations.Companion.TLS.Enabled',
-    tlsCertFile: 'Operations.Companion.TLS.Certificate',
-    tlsKeyFile: 'Operations.Companion.TLS.PrivateKey',
-    tlsClientAuthRequired: 'Operations.Companion.TLS.ClientAuthRequired',
-    tlsClientRootCAs: 'Operations.Companion.TLS.ClientRootCAs',
-  },
-  nodeListenAddress: 'Operations.ListenAddress',
-  nodeTlsEnabled: 'Operations.TLS.Enabled',
-  nodeTlsClientAuthRequired: 'Operations.TLS.ClientAuthRequired',
-  nodeAddress: 'Operations.Companion.Node.Address',
-  nodeServerName: 'Operations.Companion.Node.ServerName',
-  nodeRootCAs: 'Operations.Companion.Node.RootCAs',
-  nodeClientCertFile: 'Operations.Companion.Node.ClientCertificate',
-  nodeClientKeyFile: 'Operations.Companion.Node.ClientPrivateKey',
-  warningDays: 'Operations.Companion.Certificates.WarningDays',
-  planningDays: 'Operations.Companion.Certificates.PlanningDays',
-  recheckInterval: 'Operations.Companion.Certificates.RecheckInterval',
-  diskMinFreePercent: 'Operations.Companion.Disk.MinFreePercent',
-  diskMinFreeBytes: 'Operations.Companion.Disk.MinFreeBytes',
-  diskRecheckInterval: 'Operations.Companion.Disk.RecheckInterval',
-  logspecWritable: 'Operations.Companion.LogSpec.Writable',
-  logspecStateDirectory: 'Operations.Companion.LogSpec.StateDirectory',
-  logspecPollInterval: 'Operations.Companion.LogSpec.PollInterval',
-  certificates: [
-    { key: 'General.LocalMSPDir', kind: 'msp', form: 'msp' },
-    { key: 'General.TLS.Certificate', kind: 'tls_server', form: 'file', onlyWhen: ['General.TLS.Enabled'] },
-    { key: 'General.TLS.RootCAs', kind: 'tls_root_ca', form: 'files', onlyWhen: ['General.TLS.Enabled'] },
-    { key: 'General.TLS.ClientRootCAs', kind: 'tls_client_root_ca', form: 'files', onlyWhen: ['General.TLS.Enabled', 'General.TLS.ClientAuthRequired'] },
-    { key: 'General.Cluster.ClientCertificate', kind: 'cluster_client', form: 'file' },
-    { key: 'General.Cluster.RootCAs', kind: 'cluster_root_ca', form: 'files' },
-    { key: 'Admin.TLS.Certificate', kind: 'admin_server', form: 'file', onlyWhen: ['Admin.TLS.Enabled'] },
-    { key: 'Admin.TLS.ClientRootCAs', kind: 'admin_client_root_ca', form: 'files', onlyWhen: ['Admin.TLS.Enabled'] },
-    { key: 'Operations.TLS.Certificate', kind: 'operations_server', form: 'file', onlyWhen: ['Operations.TLS.Enabled'] },
-    { key: 'Operations.TLS.ClientRootCAs', kind: 'operations_client_root_ca', form: 'files', onlyWhen: ['Operations.TLS.Enabled'] },
-  ],
-  dataFolders: ['FileLedger.Location', 'Consensus.WALDir', 'Consensus.SnapDir'],
+/** The node's data folders, by setting. */
+const dataFolderSettings: Readonly<Record<Dialect, readonly SettingName[]>> = {
+  peer: ['peerFileSystemPath', 'peerSnapshotsDir'],
+  orderer: ['fileLedgerLocation', 'consensusWalDir', 'consensusSnapDir'],
 };
+
+function companionKeysOf(dialect: Dialect): CompanionKeys {
+  const key = (name: SettingName): string => spelling(dialect, name);
+  return {
+    enabled: key('companionEnabled'),
+    server: {
+      listenAddress: key('companionListenAddress'),
+      metricsProvider: key('companionMetricsProvider'),
+      tlsEnabled: key('companionTlsEnabled'),
+      tlsCertFile: key('companionTlsCertFile'),
+      tlsKeyFile: key('companionTlsKeyFile'),
+      tlsClientAuthRequired: key('companionTlsClientAuthRequired'),
+      tlsClientRootCAs: key('companionTlsClientRootCAs'),
+    },
+    nodeListenAddress: key('listenAddress'),
+    nodeTlsEnabled: key('tlsEnabled'),
+    nodeTlsClientAuthRequired: key('tlsClientAuthRequired'),
+    nodeAddress: key('companionNodeAddress'),
+    nodeServerName: key('companionNodeServerName'),
+    nodeRootCAs: key('companionNodeRootCAs'),
+    nodeClientCertFile: key('companionNodeClientCertFile'),
+    nodeClientKeyFile: key('companionNodeClientKeyFile'),
+    warningDays: key('companionWarningDays'),
+    planningDays: key('companionPlanningDays'),
+    recheckInterval: key('companionCertificatesRecheckInterval'),
+    diskMinFreePercent: key('companionDiskMinFreePercent'),
+    diskMinFreeBytes: key('companionDiskMinFreeBytes'),
+    diskRecheckInterval: key('companionDiskRecheckInterval'),
+    logspecWritable: key('companionLogspecWritable'),
+    logspecStateDirectory: key('companionLogspecStateDirectory'),
+    logspecPollInterval: key('companionLogspecPollInterval'),
+    certificates: certificateSettings[dialect].map(({ setting, kind, form, onlyWhen }) => ({
+      key: key(setting),
+      kind,
+      form,
+      ...(onlyWhen === undefined ? {} : { onlyWhen: onlyWhen.map(key) }),
+    })),
+    dataFolders: dataFolderSettings[dialect].map(key),
+  };
+}
+
+const companionKeys: Readonly<Record<Dialect, CompanionKeys>> = { peer: companionKeysOf('peer'), orderer: companionKeysOf('orderer') };
 
 export function companionKeysFor(dialect: Dialect): CompanionKeys {
-  return dialect === 'peer' ? peerKeys : ordererKeys;
+  return companionKeys[dialect];
 }
 
 /**
@@ -147,16 +145,16 @@ export function companionKeysFor(dialect: Dialect): CompanionKeys {
  * problem for fabric-ops, unless companion mode is on.
  */
 export function companionOnlyNodeKeys(dialect: Dialect): string[] {
-  const keys = companionKeysFor(dialect);
-  const shared = new Set([
-    'peer.mspConfigPath',
-    'peer.tls.rootcert.file',
-    'peer.tls.clientRootCAs.files',
-    'General.LocalMSPDir',
-    'General.TLS.RootCAs',
-    'General.TLS.ClientRootCAs',
+  // Read in every mode: the operations server's own keys, and the organization CAs of the dedicated-CA rule.
+  const alwaysRead = new Set<SettingName>([
+    'listenAddress',
+    'tlsEnabled',
+    'tlsClientAuthRequired',
+    'tlsCertFile',
+    'tlsClientRootCAs',
+    'mspDir',
+    ...dialectDefinition(dialect).organizationCAFiles,
   ]);
-  const operations = new Set([keys.nodeListenAddress, keys.nodeTlsEnabled, keys.nodeTlsClientAuthRequired]);
-  const named = [...keys.certificates.flatMap((source) => [source.key, ...(source.onlyWhen ?? [])]), ...keys.dataFolders];
-  return [...new Set(named)].filter((key) => !shared.has(key) && !operations.has(key) && !key.startsWith('operations.') && !key.startsWith('Operations.'));
+  const named = [...certificateSettings[dialect].flatMap((source) => [source.setting, ...(source.onlyWhen ?? [])]), ...dataFolderSettings[dialect]];
+  return [...new Set(named)].filter((name) => !alwaysRead.has(name)).map((name) => spelling(dialect, name));
 }

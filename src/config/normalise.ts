@@ -1,14 +1,10 @@
 import * as path from 'node:path';
 import { ConfigError } from '../errors';
-import type { DialectDefinition } from './dialect';
-import { ordererDialect } from './orderer-schema';
-import { peerDialect } from './peer-schema';
+import { dialectDefinition, type DialectDefinition } from './dialect';
 import { resolveSettings, schemaLeaves, type Environment, type SettingValues } from './settings';
 import {
   containerRuntimeTypes,
   criConditions,
-  metricsProviders,
-  statsdNetworks,
   type ContainerRuntimeType,
   type Dialect,
   type HostPort,
@@ -16,16 +12,14 @@ import {
   type NormalisedConfig,
   type StatsdNetwork,
 } from './types';
-import { parseEndpoint, parseHostPort, parsePositiveDurationMs, quoteValue, timerDelayProblem, type Parsed } from './values';
+import { parseEndpoint, quoteValue, timerDelayProblem, type Format, type Parsed } from './values';
 import { companionKeysFor, companionOnlyNodeKeys } from './companion-keys';
 import { readCompanion } from './companion-settings';
 
 export const defaultDockerEndpoint = 'unix:///var/run/docker.sock';
 export const defaultCriEndpoint = 'unix:///run/containerd/containerd.sock';
 
-export function dialectDefinition(dialect: Dialect): DialectDefinition {
-  return dialect === 'peer' ? peerDialect : ordererDialect;
-}
+export { dialectDefinition };
 
 export interface NormaliseInput {
   dialect: Dialect;
@@ -56,10 +50,15 @@ interface Reading {
   readonly report: (key: string, message: string) => void;
   /** The parsed value, or the fallback once the problem is reported. */
   readonly check: <T>(key: string, parsed: Parsed<T>, fallback: T) => T;
+  /**
+   * The value of the setting spelled `key` through its declared format (./declarations); when
+   * its text does not parse, the problem is reported (unless `report` is false) and the
+   * default's value is used.
+   */
+  readonly formatted: <T>(key: string, options?: { report?: boolean }) => T;
   /** A file path resolved against the config file's directory ('' stays ''). */
   readonly absolute: (file: string) => string;
   readonly absoluteList: (files: readonly string[]) => string[];
-  readonly defaultString: (key: string) => string;
 }
 
 /**
@@ -98,9 +97,18 @@ export function normaliseConfig(input: NormaliseInput): NormalisedConfig {
       report(key, parsed.problem);
       return fallback;
     },
+    formatted: <T>(key: string, options: { report?: boolean } = {}): T => {
+      const format = definition.formatOf(key) as Format<T> | undefined;
+      if (format === undefined) throw new Error(`internal error: ${key} declares no format`);
+      const parsed = format(resolved.values.string(key));
+      if (parsed.ok) return parsed.value;
+      if (options.report !== false) report(key, parsed.problem);
+      const fallback = format(String(defaults.get(key)));
+      if (!fallback.ok) throw new Error(`internal error: the default of ${key} does not parse: ${fallback.problem}`);
+      return fallback.value;
+    },
     absolute,
     absoluteList: (files) => [...new Set(files.filter((file) => file !== '').map(absolute))],
-    defaultString: (key) => String(defaults.get(key)),
   };
 
   const operations = readOperations(reading);
@@ -131,15 +139,13 @@ export function normaliseConfig(input: NormaliseInput): NormalisedConfig {
     keys: { ...keys, containerRuntimeEndpoint: containerRuntimeEndpointKey },
     ...(companion === undefined ? {} : { companion }),
   };
-  // Its shape is NormalisedConfig by type; the tests check outputs against NormalisedConfigSchema
-  // (./schema), which a start does not load (zod costs more at start than the rest of config).
   return config;
 }
 
 /** The operations server: listen address, connection cap, TLS (whose files are required when it is on). */
-function readOperations({ keys, values, unreadable, report, check, absolute, absoluteList }: Reading): NormalisedConfig['operations'] {
-  const listen = check<HostPort>(keys.listenAddress, parseHostPort(values.string(keys.listenAddress), 0), { host: '127.0.0.1', port: 0 });
-  const maxConnections = check(keys.maxConnections, parseConnectionCount(values.string(keys.maxConnections)), 1024);
+function readOperations({ keys, values, unreadable, report, formatted, absolute, absoluteList }: Reading): NormalisedConfig['operations'] {
+  const listen = formatted<HostPort>(keys.listenAddress);
+  const maxConnections = formatted<number>(keys.maxConnections);
   const tlsEnabled = values.boolean(keys.tlsEnabled);
   const tls = {
     enabled: tlsEnabled,
@@ -164,30 +170,14 @@ function readOperations({ keys, values, unreadable, report, check, absolute, abs
 }
 
 /** The metrics provider, and the statsd settings (checked only when the provider is statsd). */
-function readMetrics({ keys, values, report, defaultString }: Reading): NormalisedConfig['metrics'] {
-  const providerText = values.string(keys.metricsProvider);
-  let provider: MetricsProviderName = 'disabled';
-  if (isOneOf(metricsProviders, providerText)) provider = providerText;
-  else report(keys.metricsProvider, `must be one of ${metricsProviders.join(', ')}; got ${quoted(providerText)}`);
-
-  const statsdChecked = provider === 'statsd';
-  /** Statsd keys are read only when the provider is statsd; otherwise a bad value falls back to the default. */
-  const statsdValue = <T>(key: string, parse: (text: string) => Parsed<T>): T => {
-    const parsed = parse(values.string(key));
-    if (parsed.ok) return parsed.value;
-    if (statsdChecked) report(key, parsed.problem);
-    const fallback = parse(defaultString(key));
-    if (!fallback.ok) throw new Error(`internal error: the default of ${key} does not parse: ${fallback.problem}`);
-    return fallback.value;
-  };
-  const parseNetwork = (text: string): Parsed<StatsdNetwork> =>
-    isOneOf(statsdNetworks, text)
-      ? { ok: true, value: text }
-      : { ok: false, problem: `must be one of ${[...statsdNetworks].sort().join(', ')}; got ${quoted(text)}` };
+function readMetrics({ keys, values, formatted }: Reading): NormalisedConfig['metrics'] {
+  const provider = formatted<MetricsProviderName>(keys.metricsProvider);
+  // The statsd keys are checked only when the provider is statsd; otherwise a bad value falls back to the default.
+  const report = provider === 'statsd';
   const statsd = {
-    network: statsdValue(keys.statsdNetwork, parseNetwork),
-    address: statsdValue(keys.statsdAddress, (text) => parseHostPort(text, 1)),
-    writeIntervalMs: statsdValue(keys.statsdWriteInterval, parsePositiveDurationMs),
+    network: formatted<StatsdNetwork>(keys.statsdNetwork, { report }),
+    address: formatted<HostPort>(keys.statsdAddress, { report }),
+    writeIntervalMs: formatted<number>(keys.statsdWriteInterval, { report }),
     prefix: ((prefix: string) => (prefix === '' || prefix.endsWith('.') ? prefix : `${prefix}.`))(values.string(keys.statsdPrefix)),
   };
   return { provider, statsd };
@@ -195,8 +185,8 @@ function readMetrics({ keys, values, report, defaultString }: Reading): Normalis
 
 /** Health: the checkers' timeout and the container runtime (type, endpoint, required conditions, Docker TLS). */
 function readHealth(reading: Reading, companionOn: boolean): { health: NormalisedConfig['health']; containerRuntimeEndpointKey: string } {
-  const { definition, keys, values, unreadable, label, report, check, absolute } = reading;
-  const timeoutMs = check(keys.healthTimeout, parsePositiveDurationMs(values.string(keys.healthTimeout)), 2000);
+  const { definition, keys, values, unreadable, label, report, formatted, absolute } = reading;
+  const timeoutMs = formatted<number>(keys.healthTimeout);
   const requiredConditions: string[] = [];
   const unknownConditions: string[] = [];
   for (const condition of values.list(keys.containerRuntimeRequiredConditions)) {
@@ -211,21 +201,22 @@ function readHealth(reading: Reading, companionOn: boolean): { health: Normalise
   }
   const runtime = resolveContainerRuntime(definition, values, label, report, companionOn);
 
-  const docker = definition.docker;
+  // Fabric's Docker settings (the peer's vm.docker.tls.*; an orderer has none).
   const dockerTls = { enabled: false, caFile: '', certFile: '', keyFile: '' };
-  if (docker !== null) {
-    dockerTls.enabled = values.boolean(docker.tlsEnabledKey);
-    dockerTls.caFile = absolute(values.string(docker.tlsCaFileKey));
-    dockerTls.certFile = absolute(values.string(docker.tlsCertFileKey));
-    dockerTls.keyFile = absolute(values.string(docker.tlsKeyFileKey));
+  if (definition.has('dockerTlsEnabled')) {
+    const key = definition.key;
+    dockerTls.enabled = values.boolean(key('dockerTlsEnabled'));
+    dockerTls.caFile = absolute(values.string(key('dockerTlsCaFile')));
+    dockerTls.certFile = absolute(values.string(key('dockerTlsCertFile')));
+    dockerTls.keyFile = absolute(values.string(key('dockerTlsKeyFile')));
     if (dockerTls.enabled) {
       const fileKeys: Array<[string, string]> = [
-        [docker.tlsCaFileKey, dockerTls.caFile],
-        [docker.tlsCertFileKey, dockerTls.certFile],
-        [docker.tlsKeyFileKey, dockerTls.keyFile],
+        [key('dockerTlsCaFile'), dockerTls.caFile],
+        [key('dockerTlsCertFile'), dockerTls.certFile],
+        [key('dockerTlsKeyFile'), dockerTls.keyFile],
       ];
-      for (const [key, file] of fileKeys) {
-        if (file === '' && !unreadable.has(key)) report(key, `required when ${docker.tlsEnabledKey} is true`);
+      for (const [fileKey, file] of fileKeys) {
+        if (file === '' && !unreadable.has(fileKey)) report(fileKey, `required when ${key('dockerTlsEnabled')} is true`);
       }
     }
   }
@@ -237,23 +228,19 @@ function readHealth(reading: Reading, companionOn: boolean): { health: Normalise
 
 /** The CAs the node uses for organizations (the dedicated-CA rule): their files, and the MSP's CA folders. */
 function readOrganizationCAs({ definition, values, absolute, absoluteList }: Reading): NormalisedConfig['organizationCAs'] {
-  const mspDir = absolute(values.string(definition.mspDirKey));
+  const mspDir = absolute(values.string(definition.key('mspDir')));
   return {
-    files: absoluteList(definition.organizationCAFileKeys.flatMap((key) => values.paths(key))),
+    files: absoluteList(definition.organizationCAFiles.flatMap((name) => values.paths(definition.key(name)))),
     dirs: mspDir === '' ? [] : [path.join(mspDir, 'cacerts'), path.join(mspDir, 'tlscacerts')],
   };
 }
 
 /** The Kubernetes integration: Events, and the ConfigMap the logging spec may be read from. */
-function readKubernetes({ keys, values, report, check }: Reading): NormalisedConfig['kubernetes'] {
+function readKubernetes({ keys, values, report, formatted }: Reading): NormalisedConfig['kubernetes'] {
   const kubernetes = {
     events: {
       enabled: values.boolean(keys.kubernetesEventsEnabled),
-      certificateExpiryWarningDays: check(
-        keys.kubernetesCertificateExpiryWarningDays,
-        parseWarningDays(values.string(keys.kubernetesCertificateExpiryWarningDays)),
-        30,
-      ),
+      certificateExpiryWarningDays: formatted<number>(keys.kubernetesCertificateExpiryWarningDays),
     },
     logspecConfigMap: {
       name: values.string(keys.kubernetesLogspecConfigMapName),
@@ -284,24 +271,6 @@ export function configDelayProblems(config: NormalisedConfig, options: { tlsPoll
 
 const configMapName = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const configMapKey = /^[-._a-zA-Z0-9]{1,253}$/;
-const maxWarningDays = 3650;
-
-function parseWarningDays(text: string): Parsed<number> {
-  const trimmed = text.trim();
-  const days = /^\d+$/.test(trimmed) ? Number(trimmed) : NaN;
-  if (Number.isSafeInteger(days) && days <= maxWarningDays) return { ok: true, value: days };
-  return { ok: false, problem: `must be a whole number of days from 0 to ${maxWarningDays}; got ${quoted(text)}` };
-}
-
-const maxConnectionCount = 1_000_000;
-
-function parseConnectionCount(text: string): Parsed<number> {
-  const trimmed = text.trim();
-  const count = /^\d+$/.test(trimmed) ? Number(trimmed) : NaN;
-  if (Number.isSafeInteger(count) && count >= 1 && count <= maxConnectionCount) return { ok: true, value: count };
-  return { ok: false, problem: `must be a whole number from 1 to ${maxConnectionCount}; got ${quoted(text)}` };
-}
-
 interface ContainerRuntime {
   type: ContainerRuntimeType;
   endpoint: string;
@@ -319,7 +288,7 @@ function resolveContainerRuntime(
   const keys = definition.keys;
   const typeText = values.string(keys.containerRuntimeType);
   const endpointText = values.string(keys.containerRuntimeEndpoint);
-  const vmEndpointKey = definition.docker?.endpointKey ?? null;
+  const vmEndpointKey = definition.has('vmEndpoint') ? definition.key('vmEndpoint') : null;
   const vmEndpoint = vmEndpointKey === null ? '' : values.string(vmEndpointKey);
   const none: ContainerRuntime = { type: 'none', endpoint: '', endpointKey: keys.containerRuntimeEndpoint };
 

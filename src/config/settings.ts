@@ -54,20 +54,17 @@ export function stringListFormat(value: unknown): asserts value is string[] {
   if (!isStringList(value)) throw new Error(`must be a list of strings; got ${describeYamlValue(value)}`);
 }
 
-export function stringSetting(defaultValue: string, doc: string): convict.SchemaObj<string> {
-  return { default: defaultValue, doc, format: stringFormat };
-}
-export function integerSetting(defaultValue: number, doc: string): convict.SchemaObj<string> {
-  return { default: String(defaultValue), doc, format: integerTextFormat };
-}
-export function durationSetting(defaultValue: string, doc: string): convict.SchemaObj<string> {
-  return { default: defaultValue, doc, format: durationTextFormat };
-}
-export function booleanSetting(defaultValue: boolean, doc: string): convict.SchemaObj<boolean> {
-  return { default: defaultValue, doc, format: booleanFormat };
-}
-export function listSetting(defaultValue: readonly string[], doc: string): convict.SchemaObj<string[]> {
-  return { default: [...defaultValue], doc, format: stringListFormat };
+const formatOfKind = {
+  string: stringFormat,
+  integer: integerTextFormat,
+  duration: durationTextFormat,
+  boolean: booleanFormat,
+  list: stringListFormat,
+} as const;
+
+/** A convict leaf of `kind` (the setting's declaration in ./declarations gives all three). */
+export function settingLeaf(kind: SettingKind, defaultValue: SettingValue, doc: string): convict.SchemaObj {
+  return { default: Array.isArray(defaultValue) ? [...defaultValue] : defaultValue, doc, format: formatOfKind[kind] };
 }
 
 export interface SchemaLeaf {
@@ -79,12 +76,9 @@ export interface SchemaLeaf {
 }
 
 function kindOfFormat(format: unknown, path: string): SettingKind {
-  if (format === stringFormat) return 'string';
-  if (format === integerTextFormat) return 'integer';
-  if (format === durationTextFormat) return 'duration';
-  if (format === booleanFormat) return 'boolean';
-  if (format === stringListFormat) return 'list';
-  throw new Error(`schema leaf ${path} must be declared with stringSetting, integerSetting, durationSetting, booleanSetting or listSetting`);
+  const kind = (Object.keys(formatOfKind) as SettingKind[]).find((candidate) => formatOfKind[candidate] === format);
+  if (kind === undefined) throw new Error(`internal error: schema leaf ${path} was not made by settingLeaf`);
+  return kind;
 }
 
 /** Every leaf of a convict schema, depth first, in declaration order. */

@@ -6,8 +6,8 @@
  * Plain TypeScript on purpose (type aliases, as the zod-inferred types were, so that they stay
  * assignable to Record<string, unknown>): these types are public (`NormalisedConfig`, `Dialect`), and a
  * library user's compiler must not need zod's declarations to read them (without
- * esModuleInterop they fail to compile). The zod schema in ./schema, which the tests check the
- * normaliser's output against, is held equal to these types by a compile-time assertion there.
+ * esModuleInterop they fail to compile). The ranges and syntaxes of the values are the formats
+ * declared with each setting (./declarations); the normaliser builds this shape, checked by the compiler.
  */
 
 export const dialects = ['peer', 'orderer'] as const;

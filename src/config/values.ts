@@ -159,3 +159,63 @@ export function parseEndpoint(text: string): Parsed<Endpoint> {
   }
   return fail(`${quoteValue(text)} is not an endpoint (${endpointForms})`);
 }
+
+/*
+ * Formats: the syntax a setting's text must have and the value it becomes, declared with the
+ * setting (./declarations). Each returns the value or a problem text the caller prefixes with the key.
+ */
+export type Format<T> = (text: string) => Parsed<T>;
+
+/** The longest span of days a setting takes (ten years). */
+export const maxDays = 3650;
+
+/** A whole number from `min` to `max`; `unit` ('days', 'percent') is named in the problem. */
+export function wholeNumber(range: { min: number; max: number; unit?: string }): Format<number> {
+  const what = range.unit === undefined ? 'a whole number' : `a whole number of ${range.unit}`;
+  return (text) => {
+    const trimmed = text.trim();
+    const count = /^\d+$/.test(trimmed) ? Number(trimmed) : NaN;
+    if (Number.isSafeInteger(count) && count >= range.min && count <= range.max) return ok(count);
+    return fail(`must be ${what} from ${range.min} to ${range.max}; got ${quoteValue(text)}`);
+  };
+}
+
+/** One of `allowed` (listed in the problem in that order, or sorted). */
+export function oneOf<T extends string>(allowed: readonly T[], options: { sorted?: boolean } = {}): Format<T> {
+  const listed = options.sorted === true ? [...allowed].sort() : [...allowed];
+  return (text) => ((allowed as readonly string[]).includes(text) ? ok(text as T) : fail(`must be one of ${listed.join(', ')}; got ${quoteValue(text)}`));
+}
+
+/** A positive Go duration in milliseconds (parsePositiveDurationMs), at least `minMs` when given. */
+export function duration(options: { minMs?: number } = {}): Format<number> {
+  return (text) => {
+    const parsed = parsePositiveDurationMs(text);
+    if (parsed.ok && options.minMs !== undefined && parsed.value < options.minMs) return fail(`must be at least ${options.minMs}ms; got ${quoteValue(text)}`);
+    return parsed;
+  };
+}
+
+/** `host:port` (parseHostPort) with a port of at least `minPort`. */
+export function hostPort(options: { minPort: 0 | 1 }): Format<HostPort> {
+  return (text) => parseHostPort(text, options.minPort);
+}
+
+const byteUnits: ReadonlyMap<string, number> = new Map([
+  ['', 1],
+  ['b', 1],
+  ['kib', 2 ** 10],
+  ['mib', 2 ** 20],
+  ['gib', 2 ** 30],
+  ['tib', 2 ** 40],
+]);
+
+/** A size in bytes: a whole number with an optional binary unit (`B`, `KiB`, `MiB`, `GiB`, `TiB`, any case), e.g. `1GiB`, `512 MiB`, `0`. */
+export const byteSize: Format<number> = (text) => {
+  const match = /^(\d+)\s*([a-z]*)$/i.exec(text.trim());
+  const unit = match?.[2]?.toLowerCase() ?? '';
+  const factor = byteUnits.get(unit);
+  const bytes = match && factor !== undefined ? Number(match[1]) * factor : NaN;
+  if (Number.isSafeInteger(bytes)) return ok(bytes);
+  const decimal = match && /^[kmgt]b?$/i.test(unit) ? ` (write ${unit[0]?.toUpperCase() ?? ''}iB: the units are powers of 1024)` : '';
+  return fail(`must be a whole number of bytes with an optional unit B, KiB, MiB, GiB or TiB${decimal}; got ${quoteValue(text)}`);
+};

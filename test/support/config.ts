@@ -1,4 +1,4 @@
-import { peerDialect } from '../../src/config/peer-schema';
+import { peerDialect } from '../../src/config/dialect';
 import type { NormalisedConfig } from '../../src/config/types';
 
 type DeepPartial<T> = T extends readonly unknown[] ? T : T extends object ? { [K in keyof T]?: DeepPartial<T[K]> } : T;

@@ -1,7 +1,10 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { parseByteSize, parsePercent } from '../../../src/config/companion-settings';
+import { settings } from '../../../src/config/declarations';
+import { byteSize as parseByteSize } from '../../../src/config/values';
+
+const parsePercent = settings.companionDiskMinFreePercent.format;
 import {
   formatBytes,
   formatShare,
