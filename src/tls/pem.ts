@@ -48,7 +48,7 @@ export function summariseCertificate(certificate: X509Certificate): CertificateS
     issuer: oneLineName(certificate.issuer),
     serial: certificate.serialNumber,
     // validFrom/validTo (text) rather than validFromDate/validToDate: the engines floor (22.22) has
-    // both, but tls-rotation.test.ts holds the reload path to working without the Date getters.
+    // both, but test/integration/tls/rotation.test.ts holds the reload path to working without the Date getters.
     notBefore: new Date(certificate.validFrom).toISOString(),
     notAfter: new Date(certificate.validTo).toISOString(),
     fingerprint: certificate.fingerprint256,

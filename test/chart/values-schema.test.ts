@@ -155,7 +155,7 @@ const helmCommands: HelmCommand[] = blocks
   );
 
 const expectedHelmCommands = [
-  // The README's quick start (test/integration/readme-quickstarts.test.ts checks it too).
+  // The README's quick start (test/integration/command/readme-quickstarts.test.ts checks it too).
   { file: 'README.md', command: 'helm install peer0-ops charts/fabric-ops -n org1 --set serviceMonitor.enabled=true' },
   { file: 'docs/kubernetes.md', command: 'helm install peer0-ops charts/fabric-ops -n org1' },
   { file: 'docs/kubernetes.md', command: 'helm install orderer0-ops charts/fabric-ops -n org1 --set dialect=orderer' },

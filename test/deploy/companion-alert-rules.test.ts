@@ -4,7 +4,7 @@
  * pass and cover every alert firing and not firing, and weakening an alert makes them fail. The
  * rules select only the companion's own series and the `node` checker, which alert-rules.yaml's
  * FabricOpsHealthCheckFailing leaves to them. They run on a real Prometheus in
- * test/integration/companion-disk.test.ts (the disk and node alerts) and prometheus-live.test.ts.
+ * test/integration/companion/disk.test.ts (the disk and node alerts) and prometheus-live.test.ts.
  */
 import { certificateMetricOptions } from '../../src/companion/certificate-monitor';
 import { diskMetricOptions } from '../../src/companion/disk-monitor';

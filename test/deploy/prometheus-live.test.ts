@@ -661,7 +661,7 @@ describe('deploy/prometheus/alert-rules.yaml loaded by the real Prometheus', () 
     );
     const summary = alerts
       // The rate of this machine's shared temporary file system is not the test's: FabricOpsNodeDiskFullWithin24h
-      // may or may not extrapolate it to full (test/integration/companion-disk.test.ts fills a volume of its own).
+      // may or may not extrapolate it to full (test/integration/companion/disk.test.ts fills a volume of its own).
       .filter((alert) => alert.labels.alertname !== 'FabricOpsNodeDiskFullWithin24h')
       .map((alert) => ({
         alertname: alert.labels.alertname,

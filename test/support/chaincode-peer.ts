@@ -9,7 +9,7 @@ import type { ClientDuplexStream } from '@grpc/grpc-js';
  * TRANSACTION / INIT messages whose payload is a ChaincodeInput, waiting for COMPLETED or ERROR.
  * It uses the protos fabric-shim itself is built on. It does not answer the chaincode's own
  * requests (GET_STATE, PUT_STATE...): chaincodes driven by it must not touch the ledger.
- * test/integration/chaincode-network.test.ts drives the same paths with a real peer.
+ * test/real/fabric/chaincode-network.test.ts drives the same paths with a real peer.
  */
 
 interface ProtoMessage {

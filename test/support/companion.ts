@@ -1,5 +1,5 @@
 /**
- * What the companion tests share (test/integration/companion-*, fleet-certificates, and the
+ * What the companion tests share (test/integration/companion/, fleet/certificates, and the
  * opt-in test/real/fabric/companion-real-node): the CORE_* variables that make fabric-ops a
  * companion with its own TLS listener, and what openssl and /metrics say of a certificate.
  */

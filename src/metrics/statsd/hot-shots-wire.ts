@@ -44,7 +44,7 @@
  *    does, but as UTF-8 (its TCP transport wrote 'ascii', which mangles any non-ASCII character
  *    and disagrees with the byte counts in packer.ts and pending-writes.ts).
  *
- * test/integration/metrics-statsd-hot-shots-contract.test.ts runs the installed hot-shots and
+ * test/integration/metrics/statsd-hot-shots-contract.test.ts runs the installed hot-shots and
  * fails when what is relied on here is gone or behaves otherwise: `send` present and sending its
  * message byte for byte (UDP: one datagram; stream: with '\n'), calling back after the socket
  * wrote it and with the socket's error when it failed, `errorHandler` getting the UDP socket's

@@ -39,7 +39,7 @@ test("FABRIC_CFG_PATH at a peer's core.yaml (Fabric's sample): refused, naming t
   } catch (error) {
     thrown = error;
   }
-  // Given to onStartError first (whose default prints it and exits: test/integration/chaincode-start.test.ts), then thrown.
+  // Given to onStartError first (whose default prints it and exits: test/integration/chaincode/start.test.ts), then thrown.
   expect(reported).toEqual([thrown]);
   expect(thrown).toBeInstanceOf(Error);
   expect((thrown as Error).name).toBe('ConfigError');

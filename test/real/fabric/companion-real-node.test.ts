@@ -1,7 +1,7 @@
 /**
  * Companion mode beside ONE real Fabric peer (opt-in suite: real binaries; issue 29, docs/companion.md).
- * The real-binary twin of test/integration/companion-certificates, companion-logspec,
- * companion-logspec-declared and companion-node-health, which run against the double of a
+ * The real-binary twin of test/integration/companion/ (certificates, logspec, logspec-declared
+ * and node-health), which run against the double of a
  * recorded peer (test/support/fabric-double.ts). Here the peer is the first release FABRIC_HOMES
  * names (test/support/real-binaries.ts), started by test/support/fabric-reference.ts on its
  * release's own sampleconfig, with its TLS on (mutual, certificates of the test PKI's org CA) and
@@ -83,7 +83,7 @@ function companionEnv(stateDir: string): Record<string, string> {
     CORE_OPERATIONS_COMPANION_NODE_CLIENTCERT_FILE: pki.client.cert,
     CORE_OPERATIONS_COMPANION_NODE_CLIENTKEY_FILE: pki.client.key,
     CORE_OPERATIONS_HEALTHCHECK_CONTAINERRUNTIME_TYPE: 'none',
-    // The disk checker is companion-disk's matter: a small test volume must not fail /healthz here.
+    // The disk checker is test/integration/companion/disk's matter: a small test volume must not fail /healthz here.
     CORE_OPERATIONS_COMPANION_DISK_MINFREEPERCENT: '0',
     CORE_OPERATIONS_COMPANION_DISK_MINFREEBYTES: '0',
   };

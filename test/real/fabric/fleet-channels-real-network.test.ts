@@ -1,7 +1,7 @@
 /**
  * Fleet channels (GET /fleet/channels, `fabric-ops fleet channels`; docs/fleet-channels.md) against
  * real Fabric nodes (opt-in suite: real binaries). The real-binary twin of
- * test/integration/fleet-channels.test.ts and fleet-channels-read.test.ts, which read the recorded
+ * test/integration/fleet/channels.test.ts and channels-read.test.ts, which read the recorded
  * /metrics of doubles (test/support/fabric-double.ts).
  *
  * - The real network of test/support/fabric-network.ts (one orderer, one peer, channel `mychannel`;
@@ -25,7 +25,7 @@
  * endorser of the channel, so no block is made while it is stopped; that needs a second endorsing
  * peer in the harness. The fleet over operations TLS to the network's nodes is not checked either
  * (their operations endpoints are plain HTTP); the lone nodes above cover mutual TLS. Those cases
- * are checked on the recorded networks' doubles (test/integration/fleet-channels.test.ts). Without
+ * are checked on the recorded networks' doubles (test/integration/fleet/channels.test.ts). Without
  * the binaries each test fails with "OPT-IN SUITE CANNOT RUN".
  */
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -33,7 +33,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { fleetConfigFrom, fleetExtension, type FleetChannelReport } from '../../../src/fleet';
-import { fleetCommandInProcess } from '../../integration/fleet-harness';
+import { fleetCommandInProcess } from '../../integration/fleet/harness';
 import { startOperationsSystem, type OperationsSystem } from '../../../src/system';
 import { testConfig } from '../../support/config';
 import { channelName, startFabricNetwork, type FabricNetwork } from '../../support/fabric-network';

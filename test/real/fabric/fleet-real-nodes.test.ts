@@ -1,6 +1,6 @@
 /**
  * What keeps the Fabric node double honest (opt-in suite: real binaries). The fleet tests of
- * test/integration (fleet-real-nodes, fleet-reasons, fleet-command, fleet-state-configmap) run on
+ * test/integration/fleet/ (real-nodes, reasons, command, state-configmap) run on
  * doubles of recorded nodes (test/support/fabric-double.ts); here a real peer of the first release
  * FABRIC_HOMES names (test/support/real-binaries.ts), started on the release's own sampleconfig
  * with operations TLS from the same release's recorded org1 operations CA (a server certificate

@@ -15,7 +15,7 @@ import { FakeScheduler } from '../../support/fake-scheduler';
  * The companion's logic for the node's log level, with time in the test's hands. The node is a
  * double of Fabric's /logspec (GET answers its spec, PUT 204, a stopped node refuses the
  * connection, a restarted one is back at its own spec); the same paths run against the recorded
- * peer's double over mTLS in test/integration/companion-logspec*.test.ts.
+ * peer's double over mTLS in test/integration/companion/logspec*.test.ts.
  */
 class NodeDouble {
   spec = 'info';

@@ -2,7 +2,7 @@
  * `fabric-ops fleet channels` as text (src/fleet/cli-channels.ts): rows per channel and node,
  * orderers before peers, fitted to 80 columns, node text escaped, and partial (exit 1) exactly
  * when a node is behind, stalled or not read. The command over a running fleet is
- * test/integration/fleet-channels.test.ts.
+ * test/integration/fleet/channels.test.ts.
  */
 import { displayLength } from '../../../src/fleet/cli-table';
 import { durationText, renderChannels } from '../../../src/fleet/cli-channels';

@@ -1,7 +1,7 @@
 /**
  * The tables and lines of `fabric-ops fleet` (src/fleet/cli-table.ts): node text escaped in every
  * cell, a table cut to its width with a note saying how to see it whole (issue 28 item 5, issue 30
- * item 3). The command's real output over a fleet server is test/integration/fleet-command-output.test.ts.
+ * item 3). The command's real output over a fleet server is test/integration/fleet/command-output.test.ts.
  */
 import { Writable } from 'node:stream';
 import { cutNote, cutTo, displayLength, outputWidth, prose, renderTable, type Column } from '../../../src/fleet/cli-table';

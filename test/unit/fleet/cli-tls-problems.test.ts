@@ -3,7 +3,7 @@
  * happened, and which file to look at; never OpenSSL's string (a source path, a line break,
  * `SSL alert number 42`) or Node's `--use-system-ca` advice. The errors below are the ones Node 24
  * gave against the Fabric double and a fabric-ops server (code, message, and `reason` when Node
- * sets it); test/integration/fleet-command-output.test.ts shows the same over real connections.
+ * sets it); test/integration/fleet/command-output.test.ts shows the same over real connections.
  */
 import { describeTlsProblem, tlsProblemOf, type TlsParties } from '../../../src/fleet/tls-problems';
 

@@ -14,7 +14,7 @@ import { FakeScheduler } from '../../support/fake-scheduler';
 /**
  * The logspec logic with time in the test's hands. Nodes are a double of Fabric's /logspec (GET
  * answers the normalised spec, PUT 204 or 400, a stopped node refuses the connection); the same
- * paths run against real peers in test/integration/fleet-real-nodes.test.ts.
+ * paths run against real peers in test/integration/fleet/real-nodes.test.ts.
  */
 class NodeDouble {
   spec = 'info';

@@ -13,7 +13,7 @@ import { FakeScheduler } from '../../support/fake-scheduler';
  * on a stale resourceVersion, 409 with the UID precondition for an update of a deleted object),
  * and list and watch whose events the test delivers when it chooses (a real watch may deliver an
  * event after the answer to a later write). The same against the fake API server and the built
- * command: test/integration/fleet-state-configmap-watch.test.ts.
+ * command: test/integration/fleet/state-configmap-watch.test.ts.
  */
 class ConfigMapDouble implements ConfigMapObjectApi, ListWatchApi<WatchedConfigMap> {
   readonly namespace = 'fabric';

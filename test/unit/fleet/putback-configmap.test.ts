@@ -27,7 +27,7 @@ import { FakeScheduler } from '../../support/fake-scheduler';
  * configmaps get/create/update: 404 NotFound, 409 AlreadyExists on create, 409 Conflict on an
  * update whose resourceVersion is not the current one, 404 on an update of a deleted object, 403
  * Status bodies, and 422 past 1 MiB of data. (The same calls against the fake API server over
- * HTTPS: test/integration/fleet-state-configmap.test.ts.)
+ * HTTPS: test/integration/fleet/state-configmap.test.ts.)
  */
 const namespace = 'fabric';
 const name = 'fleet-state';

@@ -14,7 +14,7 @@ function name(text: string): DistinguishedName {
   return parsed.value;
 }
 
-/** A client as the HTTP layer reads it; its certificate is only used by issuer rules (test/integration/fleet-writers.test.ts, with real ones). */
+/** A client as the HTTP layer reads it; its certificate is only used by issuer rules (test/integration/fleet/writers.test.ts, with real ones). */
 function client(subject: string, fingerprint256 = colons): ClientIdentity {
   const issuer = name('O=org1,CN=ca');
   return {
