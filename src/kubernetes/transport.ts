@@ -1,24 +1,14 @@
 import http from 'node:http';
 import https from 'node:https';
 import type * as K8s from '@kubernetes/client-node' with { 'resolution-mode': 'import' };
-import { messageOf } from '../errors';
 import { outboundRequest } from '../http-client';
 import { keepAliveScheduler } from '../time';
 import { checkAccessPath, KubernetesAccessError } from './access';
 import { bounded, KubernetesApiError } from './api-error';
-import type { KubernetesTransport, TransportOptions, WatchEnd } from './transport-options';
+import { maxBodyBytes, networkError, tooLarge, WatchConnection } from './watch-connection';
+import type { KubernetesTransport, TransportOptions } from './transport-options';
 
 export type { KubernetesTransport, TransportOptions, WatchEnd, WatchStream } from './transport-options';
-
-/** Largest body read from one answer: a ConfigMap holds at most 1 MiB. */
-const maxBodyBytes = 3 * 1024 * 1024;
-const tooLarge = `the answer is larger than ${maxBodyBytes} bytes`;
-
-function networkError(method: string, path: string, error: unknown): KubernetesApiError {
-  if (error instanceof KubernetesApiError) return error;
-  const text = messageOf(error);
-  return new KubernetesApiError(`${method} ${path}: ${text}`);
-}
 
 /**
  * The KubernetesTransport (./transport-options): HTTP to the Kubernetes API with the credentials, CA and proxy of client-node's KubeConfig
@@ -58,24 +48,6 @@ export function createTransport(kubeConfig: K8s.KubeConfig, options: TransportOp
     const prepared = await prepare(path, query, headers);
     const client = prepared.url.protocol === 'http:' ? http : https;
     return client.request(prepared.url, { ...prepared.options, method, headers: prepared.headers });
-  }
-
-  /** The body of an answer, at most maxBodyBytes (a longer one is an error). */
-  function readBody(response: http.IncomingMessage): Promise<string> {
-    return new Promise((resolve, reject) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      response.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        if (size > maxBodyBytes) {
-          response.destroy(new KubernetesApiError(tooLarge));
-          return;
-        }
-        chunks.push(chunk);
-      });
-      response.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-      response.on('error', reject);
-    });
   }
 
   return {
@@ -134,109 +106,7 @@ export function createTransport(kubeConfig: K8s.KubeConfig, options: TransportOp
     watch(access, path, query, onEvent) {
       if (access.verb !== 'watch') throw new KubernetesAccessError(`${access.verb} ${access.resource}: watch() needs the watch entry`);
       checkAccessPath(access, path);
-      let settleConnected!: { resolve: () => void; reject: (error: KubernetesApiError) => void };
-      let settleEnded!: { resolve: (end: WatchEnd) => void; reject: (error: KubernetesApiError) => void };
-      const connected = new Promise<void>((resolve, reject) => (settleConnected = { resolve, reject }));
-      const ended = new Promise<WatchEnd>((resolve, reject) => (settleEnded = { resolve, reject }));
-      // Whoever awaits only one of the two must not leave the other unhandled.
-      connected.catch(() => undefined);
-      ended.catch(() => undefined);
-      let state: 'connecting' | 'open' | 'done' = 'connecting';
-      let req: http.ClientRequest | null = null;
-      let timer: NodeJS.Timeout | undefined;
-
-      const fail = (error: KubernetesApiError): void => {
-        if (state === 'done') return;
-        const wasOpen = state === 'open';
-        state = 'done';
-        clearTimeout(timer);
-        req?.destroy();
-        if (wasOpen) settleEnded.reject(error);
-        else {
-          settleConnected.reject(error);
-          settleEnded.reject(error);
-        }
-      };
-      const finish = (end: WatchEnd): void => {
-        if (state === 'done') return;
-        const wasOpen = state === 'open';
-        state = 'done';
-        clearTimeout(timer);
-        req?.destroy();
-        if (!wasOpen) settleConnected.reject(new KubernetesApiError(`GET ${path}: the watch was ${end} before the server answered`));
-        settleEnded.resolve(end);
-      };
-      const arm = (): void => {
-        clearTimeout(timer);
-        timer = setTimeout(() => {
-          if (state === 'connecting') fail(new KubernetesApiError(`GET ${path} (watch): no answer within ${inactivityMs} ms`));
-          else finish('idle');
-        }, inactivityMs);
-      };
-
-      arm();
-      open('GET', path, { ...query, watch: 'true' }, {}).then(
-        (request) => {
-          req = request;
-          // The listener before any destroy(): a request destroyed without one (a stop or the
-          // connect timer while the request was being made) emits an error nobody hears.
-          request.on('error', (error) => (state === 'open' ? finish('broken') : fail(networkError('GET', path, error))));
-          if (state === 'done') {
-            request.destroy();
-            return;
-          }
-          request.on('response', (response) => {
-            if (response.statusCode !== 200) {
-              readBody(response).then(
-                (text) => fail(KubernetesApiError.fromAnswer(response.statusCode ?? 0, response.statusMessage ?? '', text)),
-                (error: unknown) => fail(networkError('GET', path, error)),
-              );
-              return;
-            }
-            state = 'open';
-            settleConnected.resolve();
-            arm();
-            let buffer = '';
-            response.setEncoding('utf8');
-            response.on('data', (chunk: string) => {
-              if (state !== 'open') return;
-              arm();
-              buffer += chunk;
-              let newline = buffer.indexOf('\n');
-              while (newline >= 0 && state === 'open') {
-                const line = buffer.slice(0, newline).trim();
-                buffer = buffer.slice(newline + 1);
-                newline = buffer.indexOf('\n');
-                if (line === '') continue;
-                let event: { type?: unknown; object?: unknown };
-                try {
-                  event = JSON.parse(line) as { type?: unknown; object?: unknown };
-                } catch {
-                  fail(new KubernetesApiError(`GET ${path} (watch): malformed stream: ${bounded(line, 100)}`));
-                  return;
-                }
-                if (typeof event !== 'object' || event === null || typeof event.type !== 'string') {
-                  fail(new KubernetesApiError(`GET ${path} (watch): malformed event: ${bounded(line, 100)}`));
-                  return;
-                }
-                try {
-                  onEvent(event.type, event.object);
-                } catch (error) {
-                  fail(new KubernetesApiError(`GET ${path} (watch): event not handled: ${bounded(messageOf(error), 100)}`));
-                  return;
-                }
-              }
-              if (buffer.length > maxBodyBytes) fail(new KubernetesApiError(`GET ${path} (watch): an event larger than ${maxBodyBytes} bytes`));
-            });
-            response.on('end', () => finish('closed'));
-            response.on('close', () => finish('broken'));
-            response.on('error', () => finish('broken'));
-          });
-          request.end();
-        },
-        (error: unknown) => fail(networkError('GET', path, error)),
-      );
-      return { connected, ended, abort: () => finish('aborted') };
+      return new WatchConnection(path, inactivityMs, onEvent, open('GET', path, { ...query, watch: 'true' }, {}));
     },
   };
 }
