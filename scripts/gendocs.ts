@@ -19,6 +19,7 @@
  *   docs/reference/command.md
  *     command-help       `fabric-ops --help` (src/command-usage.ts)
  *     fleet-help         `fabric-ops fleet --help` (src/fleet/cli.ts)
+ *     environment        fabric-ops' own environment variables (src/config/environment.ts)
  * and the whole of docs/reference/api.md (scripts/api-report.ts: the library's API from its types).
  *
  *   scripts/gendocs [--check] [ROOT]   write the pages of the repository at ROOT (default: the
@@ -36,6 +37,7 @@ import { commandUsage } from '../src/command-usage';
 import { certificateMetricOptions } from '../src/companion/certificate-monitor';
 import { diskMetricOptions } from '../src/companion/disk-monitor';
 import { logSpecMetricOptions } from '../src/companion/logspec';
+import { environmentReference } from '../src/config/environment';
 import { settingsReference, type SettingReference } from '../src/config/reference';
 import type { Dialect } from '../src/config/types';
 import type { SettingValue } from '../src/config/settings';
@@ -198,6 +200,18 @@ export function pairedConfigTable(include: (key: string) => boolean): string {
       ];
     });
   return markdownTable(['peer `core.yaml`', 'orderer `orderer.yaml`', 'default (peer / orderer)', 'meaning'], rows);
+}
+
+/** fabric-ops' own environment variables, from their convict schema (src/config/environment.ts). */
+export function environmentTable(): string {
+  const rows = environmentReference().map((variable) => [
+    code(variable.variable),
+    variable.readBy,
+    variable.format,
+    variable.defaultValue === '' ? '' : code(variable.defaultValue),
+    variable.doc,
+  ]);
+  return markdownTable(['variable', 'read by', 'format', 'default', 'meaning'], rows);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -383,7 +397,10 @@ export const generatedPages: ReadonlyArray<{ file: string; blocks: () => Record<
     }),
   },
   { file: 'docs/companion.md', blocks: () => companionDocBlocks() },
-  { file: 'docs/reference/command.md', blocks: () => ({ 'command-help': textBlock(commandUsage), 'fleet-help': textBlock(fleetUsage) }) },
+  {
+    file: 'docs/reference/command.md',
+    blocks: () => ({ 'command-help': textBlock(commandUsage), 'fleet-help': textBlock(fleetUsage), environment: environmentTable() }),
+  },
 ];
 
 /** The page `file` (relative to the repository) with its generated blocks written. */

@@ -2,6 +2,7 @@
 import { parseArgs } from 'node:util';
 import { commandUsage } from './command-usage';
 import { settingsReference } from './config/reference';
+import { readEnvironment } from './config/environment';
 import { dialects, type Dialect } from './config/types';
 import { ConfigError, DedicatedCaError, FabricOpsError, LogSpecError, TlsMaterialError, messageOf } from './errors';
 import { openInspectorRefusal } from './inspector-guard';
@@ -85,7 +86,7 @@ function exitCodeFor(err: unknown): { code: number; lines: readonly string[] } {
  * listens; the relay holds what the fleet reports before (put-backs run at start).
  */
 function fleetMode(file: string | undefined): { extensions: NonNullable<StartOptions['extensions']>; connect(kubernetes: KubernetesIntegration | null): void } {
-  const source = file ?? (process.env.FABRIC_OPS_FLEET_CONFIG || undefined);
+  const source = file ?? (readEnvironment(process.env, ['fleetConfig']).fleetConfig || undefined);
   if (source === undefined) return { extensions: [], connect: () => undefined };
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- fleet mode only (start time)
   const fleet = require('./fleet') as typeof FleetModule;

@@ -8,8 +8,10 @@
  * NODE_OPTIONS, that early signal, code the process preloaded), is refused unless allowed on purpose.
  */
 
-/** The variable an operator sets to run the command under a debugger deliberately. */
-export const allowInspectorVariable = 'FABRIC_OPS_ALLOW_INSPECTOR';
+import { allowInspectorVariable, inspectorAllowed } from './config/environment';
+
+/** The variable an operator sets to run the command under a debugger deliberately (declared in src/config/environment.ts). */
+export { allowInspectorVariable };
 
 /**
  * Whether an inspector may have been opened by the options Node.js was given: an `--inspect*`
@@ -27,7 +29,7 @@ export function inspectorMayBeOpen(execArgv: readonly string[], env: NodeJS.Proc
  */
 export function inspectorRefusal(url: string | undefined, env: NodeJS.ProcessEnv, execArgv?: readonly string[]): string | null {
   if (url === undefined) return null;
-  if (env[allowInspectorVariable] === '1') return null;
+  if (inspectorAllowed(env)) return null;
   const byOption = execArgv === undefined || inspectorMayBeOpen(execArgv, env);
   const where = /--inspect/.test(env.NODE_OPTIONS ?? '')
     ? ' (NODE_OPTIONS contains --inspect)'
@@ -44,7 +46,7 @@ export function inspectorRefusal(url: string | undefined, env: NodeJS.ProcessEnv
  * without asking.
  */
 export function openInspectorRefusal(): string | null {
-  if (process.env[allowInspectorVariable] === '1') return null;
+  if (inspectorAllowed(process.env)) return null;
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded when first asked, after the SIGUSR1 listener and the version check
   const { url } = require('node:inspector') as typeof import('node:inspector');
   return inspectorRefusal(url(), process.env, process.execArgv);

@@ -1,11 +1,13 @@
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { environmentSchema, readEnvironment } from '../config/environment';
 import type * as YamlModule from '../config/yaml';
 import { ConfigError } from '../errors';
 import { chaincodeConfigEnv } from './settings';
 
+// Declared, as every variable of fabric-ops' own, in src/config/environment.ts.
 /** The chaincode's own configuration file (a peer-dialect YAML file: `operations`, `metrics`). */
-export const chaincodeConfigVariable = 'FABRIC_OPS_CHAINCODE_CONFIG';
+export const chaincodeConfigVariable = environmentSchema.chaincodeConfig.env;
 
 /** Top-level sections only a peer's core.yaml has; a chaincode's own file has no use for them. */
 const peerSections = ['ledger', 'vm', 'chaincode'] as const;
@@ -31,8 +33,8 @@ export interface ChaincodeConfigChoice {
  */
 export function chooseChaincodeConfig(options: { config?: unknown; configFile?: string }, env: NodeJS.ProcessEnv): ChaincodeConfigChoice {
   if (options.config !== undefined || nonEmpty(options.configFile)) return { env };
-  const own = env[chaincodeConfigVariable];
-  if (nonEmpty(own)) return { configFile: path.resolve(own), env };
+  const own = readEnvironment(env, ['chaincodeConfig']).chaincodeConfig;
+  if (own !== '') return { configFile: path.resolve(own), env };
   const configPath = env.FABRIC_CFG_PATH;
   if (!nonEmpty(configPath)) return { env: chaincodeConfigEnv(env, false) };
 

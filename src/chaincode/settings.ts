@@ -1,18 +1,17 @@
-import { quote } from '../text';
-import { parsePositiveDurationMs } from '../config/values';
+import { environmentSchema, readEnvironment } from '../config/environment';
 import { ConfigError } from '../errors';
 import type { ChaincodeHealthSettings } from './server-state';
-import { defaultMaxFunctionNames } from './transactions';
 
+// Declared, as every variable of fabric-ops' own, in src/config/environment.ts.
 /** Environment variables of the chaincode health check (Go durations). */
 export const chaincodeEnv = {
-  registrationTimeout: 'FABRIC_OPS_CHAINCODE_REGISTRATION_TIMEOUT',
-  stuckTimeout: 'FABRIC_OPS_CHAINCODE_STUCK_TIMEOUT',
-  maxFunctions: 'FABRIC_OPS_CHAINCODE_MAX_FUNCTIONS',
+  registrationTimeout: environmentSchema.chaincodeRegistrationTimeout.env,
+  stuckTimeout: environmentSchema.chaincodeStuckTimeout.env,
+  maxFunctions: environmentSchema.chaincodeMaxFunctions.env,
 } as const;
 
-export const defaultRegistrationTimeoutMs = 60_000;
-export const defaultStuckTimeoutMs = 60_000;
+export const defaultRegistrationTimeoutMs = environmentSchema.chaincodeRegistrationTimeout.default;
+export const defaultStuckTimeoutMs = environmentSchema.chaincodeStuckTimeout.default;
 
 export interface ChaincodeHealthOptions {
   /** Default: $FABRIC_OPS_CHAINCODE_REGISTRATION_TIMEOUT, else 60 s. */
@@ -29,42 +28,38 @@ export interface ChaincodeMetricsOptions {
   maxFunctionNames?: number;
 }
 
+/** Series are made per channel, function and outcome: beyond this many names a cap protects nothing. */
+export const maxFunctionNamesLimit = environmentSchema.chaincodeMaxFunctions.maximum;
+
 /** The cap on function names; options win over the environment; a bad value is a ConfigError naming it. */
 export function chaincodeMaxFunctionNames(options: ChaincodeMetricsOptions, env: NodeJS.ProcessEnv): number {
   const given = options.maxFunctionNames;
-  if (given !== undefined) {
-    if (Number.isInteger(given) && given >= 0 && given <= maxFunctionNamesLimit) return given;
-    throw new ConfigError([`maxFunctionNames: must be a whole number from 0 to ${maxFunctionNamesLimit}; got ${String(given)}`]);
-  }
-  const text = env[chaincodeEnv.maxFunctions];
-  if (text === undefined || text === '') return defaultMaxFunctionNames;
-  if (/^\d{1,5}$/.test(text.trim()) && Number(text) <= maxFunctionNamesLimit) return Number(text);
-  const shown = quote(text, 40);
-  throw new ConfigError([`${chaincodeEnv.maxFunctions}: ${shown} is not a whole number from 0 to ${maxFunctionNamesLimit}`]);
+  if (given === undefined) return readEnvironment(env, ['chaincodeMaxFunctions']).chaincodeMaxFunctions;
+  if (Number.isInteger(given) && given >= 0 && given <= maxFunctionNamesLimit) return given;
+  throw new ConfigError([`maxFunctionNames: must be a whole number from 0 to ${maxFunctionNamesLimit}; got ${String(given)}`]);
 }
 
-/** Series are made per channel, function and outcome: beyond this many names a cap protects nothing. */
-export const maxFunctionNamesLimit = 10_000;
-
-/** Options win over the environment; a value that is not a positive duration is a ConfigError naming it. */
+/** Options win over the environment; a value that is not a positive duration is a ConfigError naming it (every one, not only the first). */
 export function chaincodeHealthSettings(options: ChaincodeHealthOptions, env: NodeJS.ProcessEnv): ChaincodeHealthSettings {
   const problems: string[] = [];
-  const pick = (given: number | undefined, variable: string, fallback: number, option: string): number => {
+  const pick = (given: number | undefined, key: 'chaincodeRegistrationTimeout' | 'chaincodeStuckTimeout', option: string): number => {
+    const fallback = environmentSchema[key].default;
     if (given !== undefined) {
       if (Number.isInteger(given) && given > 0) return given;
       problems.push(`${option}: must be a positive whole number of milliseconds; got ${String(given)}`);
       return fallback;
     }
-    const text = env[variable];
-    if (text === undefined || text === '') return fallback;
-    const parsed = parsePositiveDurationMs(text);
-    if (parsed.ok) return parsed.value;
-    problems.push(`${variable}: ${parsed.problem}`);
-    return fallback;
+    try {
+      return readEnvironment(env, [key])[key];
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      problems.push(...error.problems);
+      return fallback;
+    }
   };
   const settings = {
-    registrationTimeoutMs: pick(options.registrationTimeoutMs, chaincodeEnv.registrationTimeout, defaultRegistrationTimeoutMs, 'registrationTimeoutMs'),
-    stuckTimeoutMs: pick(options.stuckTimeoutMs, chaincodeEnv.stuckTimeout, defaultStuckTimeoutMs, 'stuckTimeoutMs'),
+    registrationTimeoutMs: pick(options.registrationTimeoutMs, 'chaincodeRegistrationTimeout', 'registrationTimeoutMs'),
+    stuckTimeoutMs: pick(options.stuckTimeoutMs, 'chaincodeStuckTimeout', 'stuckTimeoutMs'),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return settings;

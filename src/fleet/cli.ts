@@ -1,9 +1,10 @@
 /** `fabric-ops fleet ...`: a terminal client of a running fleet endpoint (docs/fleet.md, "The fleet command"). */
 import { parseArgs } from 'node:util';
+import { environmentSchema, httpsEndpointProblem, readEnvironment } from '../config/environment';
 import { parsePositiveDurationMs } from '../config/values';
 import { parseLabelSelector } from './selector';
 import { fleetDialects, type NodeSelector } from './types';
-import { FabricOpsError, messageOf } from '../errors';
+import { ConfigError, FabricOpsError, messageOf } from '../errors';
 import { outboundRequest } from '../http-client';
 import { keepAliveScheduler } from '../time';
 import { readPemFileSync } from '../tls/files';
@@ -99,23 +100,40 @@ function readPem(flag: string, file: string): string {
   return read.bytes.toString('utf8');
 }
 
+/** The connection flags and the variables that stand in for them (src/config/environment.ts). */
+const connectionVariables = { url: 'fleetUrl', cert: 'fleetCert', key: 'fleetKey', cacert: 'fleetCacert' } as const;
+
 function connection(values: Record<string, unknown>, env: NodeJS.ProcessEnv): Connection {
-  const pick = (flag: string, variable: string): { value: string; source: string } => {
+  const pick = (flag: keyof typeof connectionVariables): { value: string; source: string } => {
+    const key = connectionVariables[flag];
+    const variable = environmentSchema[key].env;
     const given = values[flag] as string | undefined;
-    const value = given ?? env[variable];
-    if (value === undefined || value === '') throw new UsageError(`--${flag} (or ${variable}) is required`);
+    let value: string;
+    if (given !== undefined) value = given;
+    else {
+      // The variable is read only when its flag is not given: a flag wins over a bad variable too.
+      try {
+        value = readEnvironment(env, [key])[key];
+      } catch (error) {
+        if (error instanceof ConfigError) throw new UsageError(error.problems.join('; '));
+        throw error;
+      }
+    }
+    if (value === '') throw new UsageError(`--${flag} (or ${variable}) is required`);
     return { value, source: given !== undefined ? `--${flag} ${value}` : `${variable}=${value}` };
   };
-  const url = pick('url', 'FABRIC_OPS_FLEET_URL').value;
-  if (!/^https:\/\/[^/]+\/?$/.test(url)) throw new UsageError(`--url: "${url}" must be https://host:port (the fleet endpoints need mutual TLS)`);
+  const url = pick('url').value;
+  // The check of FABRIC_OPS_FLEET_URL's format, which a value from there has passed already.
+  const urlProblem = httpsEndpointProblem(url);
+  if (urlProblem !== null) throw new UsageError(`--url: ${urlProblem}`);
   const timeout = parsePositiveDurationMs((values.timeout as string | undefined) ?? '60s');
   if (!timeout.ok) throw new UsageError(`--timeout: ${timeout.problem}`);
-  const cert = pick('cert', 'FABRIC_OPS_FLEET_CERT');
-  const ca = pick('cacert', 'FABRIC_OPS_FLEET_CACERT');
+  const cert = pick('cert');
+  const ca = pick('cacert');
   return {
     url: url.replace(/\/$/, ''),
     cert: readPem('--cert', cert.value),
-    key: readPem('--key', pick('key', 'FABRIC_OPS_FLEET_KEY').value),
+    key: readPem('--key', pick('key').value),
     ca: readPem('--cacert', ca.value),
     timeoutMs: timeout.value,
     certSource: cert.source,

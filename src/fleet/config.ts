@@ -1,6 +1,7 @@
 import { X509Certificate } from 'node:crypto';
 import path from 'node:path';
 import { z } from 'zod';
+import { environmentSchema } from '../config/environment';
 import { parsePositiveDurationMs } from '../config/values';
 import { ConfigError, messageOf } from '../errors';
 import { parseDistinguishedName } from '../tls/distinguished-name';
@@ -22,7 +23,7 @@ export function defaultRoundTimeoutMs(nodeTimeoutMs: number): number {
   return 2 * nodeTimeoutMs + 1000;
 }
 
-export const fleetConfigEnvironmentVariable = 'FABRIC_OPS_FLEET_CONFIG';
+export const fleetConfigEnvironmentVariable = environmentSchema.fleetConfig.env;
 
 const duration = (fallback: string, allowZero = false) =>
   z

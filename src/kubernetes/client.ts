@@ -2,6 +2,7 @@ import type * as K8s from '@kubernetes/client-node' with { 'resolution-mode': 'i
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { readEnvironment } from '../config/environment';
 import { KubernetesSetupError, messageOf } from '../errors';
 import { readRegularFileSync, type FileBound } from '../tls/files';
 import { requireAccess } from './access';
@@ -31,12 +32,10 @@ export async function loadClientNode(): Promise<ClientNode> {
   return import('@kubernetes/client-node');
 }
 
-/** The variable naming a directory that holds `var/run/secrets/kubernetes.io/serviceaccount/` (default: `/`). */
-export const serviceAccountRootVariable = 'FABRIC_OPS_SERVICEACCOUNT_ROOT';
-
 /**
  * Credentials as kubectl and client-go find them: `KUBECONFIG`, else the pod's service account
- * (`KUBERNETES_SERVICE_HOST`/`_PORT`, token and CA under /var/run/secrets/kubernetes.io/serviceaccount).
+ * (`KUBERNETES_SERVICE_HOST`/`_PORT`, token and CA under /var/run/secrets/kubernetes.io/serviceaccount,
+ * below FABRIC_OPS_SERVICEACCOUNT_ROOT when set).
  */
 export function loadKubeConfig(k8s: ClientNode, env: NodeJS.ProcessEnv): K8s.KubeConfig {
   const config = new k8s.KubeConfig();
@@ -50,7 +49,7 @@ export function loadKubeConfig(k8s: ClientNode, env: NodeJS.ProcessEnv): K8s.Kub
       config.makePathsAbsolute(path.dirname(file));
       applyKubectlUserFields(config, file, text);
     } else if (env.KUBERNETES_SERVICE_HOST && env.KUBERNETES_SERVICE_PORT) {
-      const root = (env[serviceAccountRootVariable] ?? '').replace(/\/+$/, '');
+      const root = readEnvironment(env, ['serviceAccountRoot']).serviceAccountRoot.replace(/\/+$/, '');
       config.loadFromCluster(root);
     } else {
       throw new Error('neither KUBECONFIG nor KUBERNETES_SERVICE_HOST/KUBERNETES_SERVICE_PORT (in-cluster service account) is set');

@@ -1,3 +1,4 @@
+import { readEnvironment } from '../config/environment';
 import { loadClientNode, loadKubeConfig } from './client';
 import { createTransport } from './transport';
 // The types from ./transport-options, so that these declarations do not import client-node's.
@@ -21,6 +22,6 @@ export async function connectKubernetes(env: NodeJS.ProcessEnv = process.env, op
   const k8s = await loadClientNode();
   const kubeConfig = loadKubeConfig(k8s, env);
   const context = kubeConfig.getContextObject(kubeConfig.getCurrentContext());
-  const namespace = env.POD_NAMESPACE || context?.namespace || 'default';
+  const namespace = readEnvironment(env, ['podNamespace']).podNamespace || context?.namespace || 'default';
   return { transport: createTransport(kubeConfig, options), server: kubeConfig.getCurrentCluster()?.server ?? '', namespace };
 }

@@ -1,3 +1,4 @@
+import { environmentSchema, readEnvironment } from '../config/environment';
 import type { NormalisedConfig } from '../config/types';
 import { ConfigError } from '../errors';
 import type { OperationsEvent, OperationsEventListener } from '../events';
@@ -100,19 +101,6 @@ function describeForKubernetes(event: OperationsEvent): { type: EventType; reaso
   }
 }
 
-/** Shortens the watch's inactivity cut for tests of the command (default 30 s, as client-node). */
-const watchTimeoutVariable = 'FABRIC_OPS_KUBERNETES_WATCH_TIMEOUT_MS';
-
-function transportFromEnv(env: NodeJS.ProcessEnv): TransportOptions {
-  const text = env[watchTimeoutVariable];
-  if (text === undefined || text === '') return {};
-  const value = Number(text);
-  if (!/^[0-9]+$/.test(text) || value < 100 || value > 3_600_000) {
-    throw new ConfigError([`${watchTimeoutVariable}: must be a whole number of milliseconds from 100 to 3600000; got "${text.slice(0, 40)}"`]);
-  }
-  return { watchInactivityTimeoutMs: value };
-}
-
 /**
  * Checks what `config.kubernetes` turns on, before anything listens: the pod's identity (a
  * ConfigError naming the key) and the credentials (KubernetesSetupError). Returns null (and
@@ -131,22 +119,23 @@ export async function prepareKubernetesIntegration(
   const now = options.now;
   const scheduler: Scheduler = now === undefined ? realScheduler : { ...realScheduler, now: () => now() };
 
-  const podName = env.POD_NAME ?? '';
-  const namespace = env.POD_NAMESPACE ?? '';
-  const missing = [podName === '' ? 'POD_NAME' : '', namespace === '' ? 'POD_NAMESPACE' : ''].filter(Boolean);
+  const { podName, podNamespace: namespace, podUid, nodeName } = readEnvironment(env, ['podName', 'podNamespace', 'podUid', 'nodeName']);
+  const missing = [podName === '' ? environmentSchema.podName.env : '', namespace === '' ? environmentSchema.podNamespace.env : ''].filter(Boolean);
   if (missing.length > 0) {
     const key = settings.events.enabled ? keys.kubernetesEventsEnabled : keys.kubernetesLogspecConfigMapName;
     throw new ConfigError([`${key}: needs ${missing.join(' and ')} in the environment (the downward API: fieldRef metadata.name and metadata.namespace)`]);
   }
-  const pod: PodReference = { name: podName, namespace, ...(env.POD_UID ? { uid: env.POD_UID } : {}) };
+  const pod: PodReference = { name: podName, namespace, ...(podUid !== '' ? { uid: podUid } : {}) };
 
   const k8s = await loadClientNode();
   const kubeConfig = loadKubeConfig(k8s, env);
   // One timeout for an Event write: the transport gives up when the recorder does (a request left
   // running past the recorder's own limit could land after its retry, and record the Event twice).
-  const transport = createTransport(kubeConfig, { requestTimeoutMs: options.recorder?.requestTimeoutMs, ...(options.transport ?? transportFromEnv(env)) });
+  // FABRIC_OPS_KUBERNETES_WATCH_TIMEOUT_MS shortens the watch's inactivity cut for tests of the command.
+  const transportOptions = options.transport ?? { watchInactivityTimeoutMs: readEnvironment(env, ['kubernetesWatchTimeout']).kubernetesWatchTimeout };
+  const transport = createTransport(kubeConfig, { requestTimeoutMs: options.recorder?.requestTimeoutMs, ...transportOptions });
   return {
-    start: (host) => startPrepared(host, { settings, pod, transport, server: kubeConfig.getCurrentCluster()?.server, scheduler, env, options }),
+    start: (host) => startPrepared(host, { settings, pod, nodeName, transport, server: kubeConfig.getCurrentCluster()?.server, scheduler, options }),
   };
 }
 
@@ -160,10 +149,11 @@ export async function startKubernetesIntegration(host: KubernetesHost, options: 
 interface StartContext {
   settings: NonNullable<NormalisedConfig['kubernetes']>;
   pod: PodReference;
+  /** The Kubernetes node's name (NODE_NAME; '' when unset), for the Events' `source.host`. */
+  nodeName: string;
   transport: ReturnType<typeof createTransport>;
   server: string | undefined;
   scheduler: Scheduler;
-  env: NodeJS.ProcessEnv;
   options: KubernetesIntegrationOptions;
 }
 
@@ -202,7 +192,7 @@ function startEvents(
   context: StartContext,
   logger: Logger,
 ): { record: (type: EventType, reason: string, message: string) => void; recordRefusal: (message: string) => void; stop: Stop } {
-  const { pod, transport, scheduler, env, options } = context;
+  const { pod, nodeName, transport, scheduler, options } = context;
   const dropped = host.metrics.newCounter({
     namespace: 'kubernetes',
     subsystem: 'events',
@@ -210,7 +200,7 @@ function startEvents(
     help: 'Occurrences of Kubernetes events that were never recorded (queue full while the API server was unavailable, or refused)',
   });
   const sink: EventSink = createEventSink(transport);
-  const recorder = new EventRecorder({ pod, sink, logger, dropped, scheduler, ...(env.NODE_NAME ? { host: env.NODE_NAME } : {}), ...options.recorder });
+  const recorder = new EventRecorder({ pod, sink, logger, dropped, scheduler, ...(nodeName === '' ? {} : { host: nodeName }), ...options.recorder });
   const checkExpiry = certificateExpiryCheck(host, context.settings.events.certificateExpiryWarningDays, scheduler, (message) =>
     recorder.record('Warning', 'CertificateExpiresSoon', message),
   );
