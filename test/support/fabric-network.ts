@@ -8,6 +8,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import * as grpc from '@grpc/grpc-js';
 import { connect, hash, signers, type Gateway } from '@hyperledger/fabric-gateway';
+import { isMap, isSeq, parseDocument } from 'yaml';
 import { acceptsConnections, freeTcpPort } from './ports';
 import { requireCommand } from './prerequisites';
 import { logTail, terminate } from './processes';
@@ -17,10 +18,11 @@ import { requireFabricReleases } from './real-binaries';
  * A real Hyperledger Fabric network on loopback for chaincode tests: one etcdraft orderer, one
  * peer (Org1), channel `mychannel`, TLS on every Fabric endpoint, chaincode deployed as a
  * service (`ccaas` external builder), with free ports and a temp folder per network so that
- * parallel runs do not meet. `$FABRIC_HOME` names the release, else the first release of the opt-in
- * suite (`$FABRIC_HOMES`, else `peer` on the PATH: test/support/real-binaries.ts); there is no
- * default, the project has no Fabric binaries (only the opt-in suite, test/real/, and
- * bench/chaincode.ts use this file).
+ * parallel runs do not meet. On request (`secondPeer`) a second peer of Org1, peer1, joined to
+ * `mychannel` with gossip settings of its own, which a test can stop and start with others.
+ * `$FABRIC_HOME` names the release, else the first release of the opt-in suite (`$FABRIC_HOMES`,
+ * else `peer` on the PATH: test/support/real-binaries.ts); there is no default, the project has
+ * no Fabric binaries (only the opt-in suite, test/real/, and bench/chaincode.ts use this file).
  */
 
 const run = promisify(execFile);
@@ -164,9 +166,42 @@ export async function loggedOperationsUrl(daemon: Daemon, timeoutMs?: number): P
  */
 export type NetworkMetricsProvider = 'disabled' | 'prometheus';
 
+/**
+ * How the second peer (peer1.org1.example.com) gets its blocks. It never uses leader election
+ * (CORE_PEER_GOSSIP_USELEADERELECTION=false) and bootstraps gossip to its own address only, as
+ * peer0 does; nothing points it at peer0, nor peer0 at it, and the channel names no anchor peer
+ * at its port (the harness changes only the orderer's port in configtx.yaml, and peer1's port is
+ * a free one of this run), so the two never meet in gossip. Fabric (gossip/service/gossip_service.go,
+ * InitializeChannel, 2.5 to 3.1) starts the deliver client of a channel only on a static org
+ * leader (or an elected one); any other peer gets blocks from the peers gossip lets it know,
+ * and peer1 knows none.
+ */
+export interface SecondPeerGossip {
+  /**
+   * CORE_PEER_GOSSIP_ORGLEADER. `false`: a non-leader cut off from gossip, so no block reaches it
+   * after the genesis block it joined with (a gossip partition). `true`: a static org leader that
+   * pulls every block from the orderer itself, from its ledger's height on.
+   */
+  orgLeader: boolean;
+}
+
 export interface FabricNetworkOptions {
   /** Default `disabled` (the network as test/real/fabric/chaincode-network.test.ts runs it). */
   metricsProvider?: NetworkMetricsProvider;
+  /**
+   * Also peer1.org1.example.com, started with this gossip after peer0 has joined `mychannel`, then
+   * joined with the same `peer channel join`: its own ports, ledger folder and log, its operations
+   * endpoint plain HTTP with the metrics provider of the others. Default: no second peer (the
+   * network exactly as without this option).
+   */
+  secondPeer?: SecondPeerGossip;
+}
+
+/** The second peer's ports (only with `secondPeer`). */
+export interface SecondPeerPorts {
+  peer: number;
+  chaincode: number;
+  ops: number;
 }
 
 export interface NetworkPorts {
@@ -176,6 +211,8 @@ export interface NetworkPorts {
   peer: number;
   peerChaincode: number;
   peerOps: number;
+  /** Only with `secondPeer`. */
+  peer1?: SecondPeerPorts;
 }
 
 export interface CcaasDeployment {
@@ -196,7 +233,11 @@ export interface ChaincodeTlsMaterial {
 export class FabricNetwork {
   peerDaemon: Daemon | null = null;
   ordererDaemon: Daemon | null = null;
+  /** The second peer, only with `secondPeer` (null until started). */
+  peer1Daemon: Daemon | null = null;
   private peerEnv: NodeJS.ProcessEnv = {};
+  /** Chaincode definitions approved by makeBlocks, for the next name. */
+  private blocksMade = 0;
   private readonly gateways: Array<{ gateway: Gateway; client: grpc.Client }> = [];
 
   constructor(
@@ -223,6 +264,17 @@ export class FabricNetwork {
     return `http://127.0.0.1:${this.ports.ordererOps}`;
   }
 
+  /** The second peer's ports; throws on a network started without `secondPeer`. */
+  get peer1Ports(): SecondPeerPorts {
+    if (this.ports.peer1 === undefined) throw new Error('this network has no second peer: start it with startFabricNetwork({ secondPeer })');
+    return this.ports.peer1;
+  }
+
+  /** The second peer's operations endpoint (/healthz, /metrics, ...): plain HTTP, as peer0's. */
+  get peer1OperationsUrl(): string {
+    return `http://127.0.0.1:${this.peer1Ports.ops}`;
+  }
+
   get orgs(): string {
     return path.join(this.dir, 'organizations');
   }
@@ -233,6 +285,11 @@ export class FabricNetwork {
 
   get peerNode(): string {
     return path.join(this.peerOrg, 'peers/peer0.org1.example.com');
+  }
+
+  /** The second peer's MSP and TLS material (cryptogen's Template.Count 2 of Org1). */
+  get peer1Node(): string {
+    return path.join(this.peerOrg, 'peers/peer1.org1.example.com');
   }
 
   /** The Org1 TLS CA: it issued the peer's TLS certificate. */
@@ -252,8 +309,8 @@ export class FabricNetwork {
     return path.join(this.home, 'bin', name);
   }
 
-  /** Environment of the peer CLI acting as the Org1 admin. */
-  private adminEnv(): NodeJS.ProcessEnv {
+  /** Environment of the peer CLI acting as the Org1 admin, talking to peer0 unless `address` names another peer. */
+  private adminEnv(address = `127.0.0.1:${this.ports.peer}`): NodeJS.ProcessEnv {
     return {
       PATH: process.env.PATH,
       HOME: this.dir,
@@ -263,13 +320,13 @@ export class FabricNetwork {
       CORE_PEER_LOCALMSPID: 'Org1MSP',
       CORE_PEER_MSPCONFIGPATH: path.join(this.peerOrg, 'users/Admin@org1.example.com/msp'),
       CORE_PEER_TLS_ROOTCERT_FILE: this.peerTlsCa,
-      CORE_PEER_ADDRESS: `127.0.0.1:${this.ports.peer}`,
+      CORE_PEER_ADDRESS: address,
     };
   }
 
-  private async peerCli(args: string[]): Promise<string> {
+  private async peerCli(args: string[], address?: string): Promise<string> {
     try {
-      const { stdout } = await run(this.bin('peer'), args, { env: this.adminEnv(), cwd: this.dir, timeout: 60_000 });
+      const { stdout } = await run(this.bin('peer'), args, { env: this.adminEnv(address), cwd: this.dir, timeout: 60_000 });
       return stdout;
     } catch (error) {
       const failed = error as { stderr?: string; message: string };
@@ -413,6 +470,110 @@ export class FabricNetwork {
     });
   }
 
+  /** The second peer's environment: peer0's (startPeer) with its own identity, ports, ledger and gossip. */
+  private secondPeerEnv(gossip: SecondPeerGossip): NodeJS.ProcessEnv {
+    const ports = this.peer1Ports;
+    const node = this.peer1Node;
+    const work = path.join(this.dir, 'peer1');
+    const address = `127.0.0.1:${ports.peer}`;
+    return {
+      PATH: process.env.PATH,
+      HOME: this.dir,
+      FABRIC_CFG_PATH: path.join(this.dir, 'cfg/peer'),
+      FABRIC_LOGGING_SPEC: 'info',
+      CORE_PEER_ID: 'peer1.org1.example.com',
+      CORE_PEER_LISTENADDRESS: address,
+      CORE_PEER_ADDRESS: address,
+      CORE_PEER_CHAINCODELISTENADDRESS: `127.0.0.1:${ports.chaincode}`,
+      CORE_PEER_CHAINCODEADDRESS: `127.0.0.1:${ports.chaincode}`,
+      // Its own address, as peer0's: never peer0's, and not core.yaml's 127.0.0.1:7051 (any other
+      // peer on this machine could be there). Gossip skips a bootstrap address that is its own.
+      CORE_PEER_GOSSIP_BOOTSTRAP: address,
+      CORE_PEER_GOSSIP_EXTERNALENDPOINT: address,
+      CORE_PEER_GOSSIP_USELEADERELECTION: 'false',
+      CORE_PEER_GOSSIP_ORGLEADER: String(gossip.orgLeader),
+      CORE_PEER_LOCALMSPID: 'Org1MSP',
+      CORE_PEER_MSPCONFIGPATH: path.join(node, 'msp'),
+      CORE_PEER_TLS_ENABLED: 'true',
+      CORE_PEER_TLS_CERT_FILE: path.join(node, 'tls/server.crt'),
+      CORE_PEER_TLS_KEY_FILE: path.join(node, 'tls/server.key'),
+      CORE_PEER_TLS_ROOTCERT_FILE: path.join(node, 'tls/ca.crt'),
+      CORE_PEER_FILESYSTEMPATH: path.join(work, 'production'),
+      CORE_LEDGER_SNAPSHOTS_ROOTDIR: path.join(work, 'snapshots'),
+      CORE_OPERATIONS_LISTENADDRESS: `127.0.0.1:${ports.ops}`,
+      CORE_METRICS_PROVIDER: this.metricsProvider,
+      CORE_CHAINCODE_EXECUTETIMEOUT: '30s',
+    };
+  }
+
+  /**
+   * Starts the second peer with `gossip`, on its ledger folder (kept between starts: a start after
+   * stopSecondPeer opens the same ledger at its height), and waits for its gRPC port.
+   */
+  async startSecondPeer(gossip: SecondPeerGossip): Promise<void> {
+    if (this.peer1Daemon?.running) throw new Error('peer1 is still running: stopSecondPeer first');
+    const env = this.secondPeerEnv(gossip);
+    await mkdir(path.join(this.dir, 'peer1'), { recursive: true });
+    this.peer1Daemon = startDaemon('peer1', path.join(this.dir, 'peer1.log'), this.bin('peer'), ['node', 'start'], {
+      cwd: path.join(this.dir, 'peer1'),
+      env,
+    });
+    // /healthz answers before the gRPC port is bound: wait for the port itself (as launchPeer).
+    await waitForPort(this.peer1Ports.peer, this.peer1Daemon);
+  }
+
+  /** SIGTERM to the second peer; its ledger stays for the next startSecondPeer. */
+  async stopSecondPeer(): Promise<void> {
+    await this.peer1Daemon?.stop();
+  }
+
+  /** The second peer joins mychannel: the `peer channel join` of joinPeer, sent to peer1. */
+  async joinSecondPeer(block: string): Promise<void> {
+    const address = `127.0.0.1:${this.peer1Ports.peer}`;
+    await this.peerCli(['channel', 'join', '-b', block], address);
+    await waitForDaemon(
+      'peer1 to have joined mychannel',
+      async () => {
+        try {
+          await this.peerCli(['channel', 'getinfo', '-c', channelName], address);
+          return true;
+        } catch {
+          return false;
+        }
+      },
+      this.peer1Daemon ?? undefined,
+    );
+  }
+
+  /**
+   * `count` blocks on mychannel, one transaction each, endorsed by peer0 and ordered by the
+   * orderer: Org1 approves the definition of a chaincode named `blocks-N`, N never used before
+   * on this network (sequence 1, no package: `approveformyorg` without `--package-id` approves a
+   * definition the org will not run), and `--waitForEvent` waits until peer0 has committed it
+   * before the next is sent, so no two share a block. Nothing is installed, nothing runs, no
+   * definition is committed (a commit would be a second transaction per name).
+   */
+  async makeBlocks(count: number): Promise<void> {
+    for (let made = 0; made < count; made += 1) {
+      this.blocksMade += 1;
+      await this.peerCli([
+        'lifecycle',
+        'chaincode',
+        'approveformyorg',
+        ...this.ordererArgs(),
+        '--channelID',
+        channelName,
+        '--name',
+        `blocks-${this.blocksMade}`,
+        '--version',
+        '1.0',
+        '--sequence',
+        '1',
+        '--waitForEvent',
+      ]);
+    }
+  }
+
   /** A certificate for a chaincode server on 127.0.0.1, issued by the Org1 TLS CA (as the recipe's CC_TLS=1). */
   async issueChaincodeServerTls(name: string): Promise<ChaincodeTlsMaterial> {
     const dir = path.join(this.dir, `cc-tls-${name}`);
@@ -531,12 +692,35 @@ export class FabricNetwork {
       gateway.close();
       client.close();
     }
+    await this.peer1Daemon?.stop();
     await this.peerDaemon?.stop();
     await this.ordererDaemon?.stop();
   }
 }
 
-/** Crypto material, channel block, orderer, osnadmin join, peer, peer join. */
+/**
+ * The release's network-config/crypto-config.yaml with Org1's `Template.Count` at least 2 (so that
+ * cryptogen makes peer1.org1.example.com beside peer0, with the same SANS and the same CAs),
+ * written in the network's folder; everything else as the release has it.
+ */
+async function cryptoConfigWithTwoPeers(home: string, dir: string): Promise<string> {
+  const source = path.join(home, 'network-config/crypto-config.yaml');
+  const document = parseDocument(await readFile(source, 'utf8'));
+  const [problem] = document.errors;
+  if (problem !== undefined) throw new Error(`${source}: ${problem.message}`);
+  const orgs = document.get('PeerOrgs');
+  const org1 = isSeq(orgs) ? orgs.items.find((org) => isMap(org) && org.get('Domain') === 'org1.example.com') : undefined;
+  if (!isMap(org1)) throw new Error(`${source}: no PeerOrgs entry with Domain org1.example.com (the second peer is peer1 of that org)`);
+  const template = org1.get('Template');
+  if (!isMap(template)) throw new Error(`${source}: PeerOrgs org1.example.com has no Template (the second peer needs Template.Count 2)`);
+  const count = template.get('Count');
+  if (typeof count !== 'number' || count < 2) template.set('Count', 2);
+  const target = path.join(dir, 'crypto-config.yaml');
+  await writeFile(target, document.toString());
+  return target;
+}
+
+/** Crypto material, channel block, orderer, osnadmin join, peer, peer join (then, with `secondPeer`, peer1 and its join). */
 export async function startFabricNetwork(options: FabricNetworkOptions = {}): Promise<FabricNetwork> {
   // The release first: without one, the opt-in suite's own message, whatever else is missing.
   const home = fabricNetworkHome();
@@ -554,9 +738,21 @@ export async function startFabricNetwork(options: FabricNetworkOptions = {}): Pr
     peerChaincode: await freeTcpPort(),
     peerOps: await freeTcpPort(),
   };
+  // The second peer's, the same way (it too names its ports in its environment before it starts).
+  if (options.secondPeer !== undefined) ports.peer1 = { peer: await freeTcpPort(), chaincode: await freeTcpPort(), ops: await freeTcpPort() };
   const network = new FabricNetwork(dir, home, ports, options.metricsProvider ?? 'disabled');
   try {
-    await run(path.join(home, 'bin/cryptogen'), ['generate', `--config=${path.join(home, 'network-config/crypto-config.yaml')}`, `--output=${network.orgs}`]);
+    const cryptoConfig = options.secondPeer === undefined ? path.join(home, 'network-config/crypto-config.yaml') : await cryptoConfigWithTwoPeers(home, dir);
+    await run(path.join(home, 'bin/cryptogen'), ['generate', `--config=${cryptoConfig}`, `--output=${network.orgs}`]);
+    if (options.secondPeer !== undefined) {
+      for (const made of ['msp/signcerts', 'msp/keystore', 'tls/server.crt', 'tls/server.key', 'tls/ca.crt']) {
+        if (!existsSync(path.join(network.peer1Node, made))) {
+          throw new Error(
+            `cryptogen made no ${path.join(network.peer1Node, made)} from ${cryptoConfig} (Org1's Template: Count 2, its default Hostname and Start)`,
+          );
+        }
+      }
+    }
     await mkdir(path.join(dir, 'config'), { recursive: true });
     const configtx = (await readFile(path.join(home, 'network-config/configtx.yaml'), 'utf8')).replaceAll('27050', String(ports.orderer));
     await writeFile(path.join(dir, 'config/configtx.yaml'), configtx);
@@ -578,6 +774,10 @@ export async function startFabricNetwork(options: FabricNetworkOptions = {}): Pr
     await network.joinOrderer(block);
     await network.startPeer();
     await network.joinPeer(block);
+    if (options.secondPeer !== undefined) {
+      await network.startSecondPeer(options.secondPeer);
+      await network.joinSecondPeer(block);
+    }
     return network;
   } catch (error) {
     await network.stop().catch(() => undefined);
