@@ -12,6 +12,7 @@ import type * as FleetCliModule from './fleet/cli';
 import { loadConfig, type LoadedConfig } from './config/load';
 import { prepareKubernetesIntegration, type KubernetesIntegration, type PreparedKubernetesIntegration } from './kubernetes';
 import { readVersion } from './version';
+import { handleStopSignals } from './stop-signals';
 
 export const exitCodes = { ok: 0, runtime: 1, config: 2 } as const;
 
@@ -108,19 +109,7 @@ async function main(): Promise<void> {
   // SIGTERM and SIGINT are taken from here on: one that comes during the start (after the
   // "listening" line, say, before the start has returned) stops the service once it is up, as
   // later ones do, rather than killing the process (Node's default for a signal nobody handles).
-  let stopping: ((signal: NodeJS.Signals) => void) | null = null;
-  let signalled: NodeJS.Signals | null = null;
-  let warn = (line: string): void => void process.stderr.write(`fabric-ops: ${line}\n`);
-  const onSignal = (signal: NodeJS.Signals): void => {
-    if (signalled !== null) {
-      warn(`received ${signal} again; exiting now`);
-      process.exit(exitCodes.runtime);
-    }
-    signalled = signal;
-    stopping?.(signal);
-  };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
+  const signals = handleStopSignals({ warn: (line) => void process.stderr.write(`fabric-ops: ${line}\n`), exitCodeOnSecond: exitCodes.runtime });
   // The Kubernetes settings (pod identity, credentials) are checked before the server listens:
   // a service that logs "listening" and then exits misleads whoever reads the log.
   // The configuration is read once, here, and handed to the start as `loaded`. The command starts
@@ -161,8 +150,8 @@ async function main(): Promise<void> {
   if (inspector !== null) fail(exitCodes.config, [inspector]);
 
   const logger = system.getLogger('operations');
-  warn = (line) => logger.warn(line);
-  stopping = (signal) => {
+  signals.warnWith((line) => logger.warn(line));
+  signals.stopWith((signal) => {
     logger.info(`received ${signal}; stopping (in-flight requests get up to ${stopGraceMs / 1000}s)`);
     Promise.resolve(kubernetes?.stop())
       .then(() => system.stop())
@@ -173,8 +162,7 @@ async function main(): Promise<void> {
         },
         (err: unknown) => fail(exitCodes.runtime, [`error while stopping: ${messageOf(err)}`]),
       );
-  };
-  if (signalled !== null) stopping(signalled);
+  });
 }
 
 void main();

@@ -29,6 +29,7 @@ import { chooseShim, duplicateShimNote, duplicateShimWarning, loadedShimRoots, s
 import { ShimLogGovernor } from './shim-logging';
 import type { ShimModule, ShimServerClass, WinstonLoggerModule } from './shim-types';
 import { createTransactionMetrics, FunctionNames, TransactionInstrument } from './transactions';
+import { handleStopSignals } from '../stop-signals';
 
 export { chaincodeConfigVariable } from './config-source';
 export { MissingPeerDependencyError } from './errors';
@@ -250,22 +251,9 @@ export function enableChaincodeOperations(options: ChaincodeOperationsOptions = 
   };
   if (configChoice.warning !== undefined) warnAlways(configChoice.warning);
   // Another copy of fabric-shim in the process: looked for now, once the operations server
-  // listens, and at each health check until a chaincode server is seen; one warning per copy.
-  const otherShims = (): string[] => loadedShimRoots(moduleCache()).filter((root) => root !== shimRoot);
-  const warnedShims = new Set<string>();
-  const warnOtherShims = (): string[] => {
-    const others = otherShims();
-    if (others.some((root) => !warnedShims.has(root))) {
-      for (const root of others) warnedShims.add(root);
-      warnAlways(duplicateShimWarning(shimRoot, others));
-    }
-    return others;
-  };
-  warnOtherShims();
-  const noServerNote = (): string | undefined => {
-    const others = warnOtherShims();
-    return others.length === 0 ? undefined : duplicateShimNote(shimRoot, others);
-  };
+  // listens, and at each health check until a chaincode server is seen.
+  const otherShims = new OtherShims(shimRoot, warnAlways);
+  otherShims.warn();
   const ready = startOperationsSystem({
     ...startOptions,
     ...(configChoice.configFile === undefined ? {} : { configFile: configChoice.configFile }),
@@ -274,7 +262,7 @@ export function enableChaincodeOperations(options: ChaincodeOperationsOptions = 
   }).then(async (started) => {
     try {
       instrument.attach(createTransactionMetrics(started.metrics));
-      started.registerChecker(chaincodeComponent, { check: async () => state.check(instrument.oldest(), noServerNote) });
+      started.registerChecker(chaincodeComponent, { check: async () => state.check(instrument.oldest(), () => otherShims.noServerNote()) });
       for (const [component, checker] of pendingCheckers) started.registerChecker(component, checker);
     } catch (error) {
       await started.stop(0);
@@ -282,7 +270,7 @@ export function enableChaincodeOperations(options: ChaincodeOperationsOptions = 
     }
     pendingCheckers.clear();
     system = started;
-    warnOtherShims();
+    otherShims.warn();
     return started;
   });
   ready.catch(onStartError ?? reportStartError);
@@ -298,10 +286,11 @@ export function enableChaincodeOperations(options: ChaincodeOperationsOptions = 
     },
   });
 
+  // The command's rule (src/stop-signals.ts): the first SIGTERM or SIGINT shuts down, a second exits at once.
+  const signals = (options.handleSignals ?? true) ? handleStopSignals({ warn: (line) => chaincodeLogger.warn(line), exitCodeOnSecond: 1 }) : null;
   let shuttingDown: Promise<void> | null = null;
   const stop = async (): Promise<void> => {
-    process.off('SIGTERM', onSignal);
-    process.off('SIGINT', onSignal);
+    signals?.remove();
     uninstallHook();
     governor.uninstall();
     enabled = false;
@@ -316,13 +305,7 @@ export function enableChaincodeOperations(options: ChaincodeOperationsOptions = 
     })();
     return shuttingDown;
   };
-  let signalled = false;
-  function onSignal(signal: NodeJS.Signals): void {
-    if (signalled) {
-      chaincodeLogger.warn(`received ${signal} again; exiting now`);
-      process.exit(1);
-    }
-    signalled = true;
+  signals?.stopWith((signal) => {
     chaincodeLogger.info(
       `received ${signal}; stopping the chaincode server and the operations server (running transactions get up to ${shutdownTransactionGraceMs / 1000}s)`,
     );
@@ -336,11 +319,7 @@ export function enableChaincodeOperations(options: ChaincodeOperationsOptions = 
         process.exit(1);
       },
     );
-  }
-  if (options.handleSignals ?? true) {
-    process.on('SIGTERM', onSignal);
-    process.on('SIGINT', onSignal);
-  }
+  });
 
   return {
     ready,
@@ -359,6 +338,32 @@ export function enableChaincodeOperations(options: ChaincodeOperationsOptions = 
     stop,
     shutdown,
   };
+}
+
+/** Other copies of fabric-shim loaded in the process than the one hooked: one warning per copy. */
+class OtherShims {
+  private readonly warned = new Set<string>();
+
+  constructor(
+    private readonly shimRoot: string,
+    private readonly warnAlways: (warning: string) => void,
+  ) {}
+
+  /** Warns of the copies not warned of yet; returns them all. */
+  warn(): string[] {
+    const others = loadedShimRoots(moduleCache()).filter((root) => root !== this.shimRoot);
+    if (others.some((root) => !this.warned.has(root))) {
+      for (const root of others) this.warned.add(root);
+      this.warnAlways(duplicateShimWarning(this.shimRoot, others));
+    }
+    return others;
+  }
+
+  /** What the health check says when no chaincode server was seen: the other copies, a likely cause. */
+  noServerNote(): string | undefined {
+    const others = this.warn();
+    return others.length === 0 ? undefined : duplicateShimNote(this.shimRoot, others);
+  }
 }
 
 /** Resolves once no transaction runs, or after `limitMs`. */
