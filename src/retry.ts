@@ -46,3 +46,37 @@ export function sleep(scheduler: Scheduler, ms: number, signal?: AbortSignal): P
     signal?.addEventListener('abort', done, { once: true });
   });
 }
+
+export interface RetryOptions {
+  policy: BackoffPolicy;
+  /** Its timers wait between attempts, its clock bounds them (a fake one in tests). */
+  scheduler: Scheduler;
+  /** Draws the jitter; Math.random. */
+  random?: () => number;
+  /** No attempt starts later than this many ms after the first: the last error is thrown instead. */
+  deadlineMs?: number;
+  /** An error not worth another attempt (a refusal): thrown at once. */
+  giveUp?: (error: unknown) => boolean;
+  /** Told of each failure that will be tried again: its number (1 for the first) and the wait before the next attempt. */
+  onRetry?: (error: unknown, failures: number, delayMs: number) => void;
+}
+
+/**
+ * Calls `attempt` until it resolves, waiting backoffDelay(policy) on the scheduler between
+ * attempts; throws the last error when `giveUp` says so or the next attempt would start after
+ * the deadline. Resolves with the value and how many attempts failed before it.
+ */
+export async function retry<T>(attempt: () => Promise<T>, options: RetryOptions): Promise<{ value: T; failures: number }> {
+  const deadline = options.deadlineMs === undefined ? Infinity : options.scheduler.now() + options.deadlineMs;
+  for (let failures = 0; ;) {
+    try {
+      return { value: await attempt(), failures };
+    } catch (error) {
+      failures += 1;
+      const delay = backoffDelay(options.policy, failures, options.random ?? Math.random);
+      if (options.giveUp?.(error) === true || options.scheduler.now() + delay > deadline) throw error;
+      options.onRetry?.(error, failures, delay);
+      await sleep(options.scheduler, delay);
+    }
+  }
+}

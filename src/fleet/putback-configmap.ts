@@ -1,7 +1,7 @@
 import { ConfigError, messageOf } from '../errors';
 import type { Logger } from '../logging/types';
-import { backoffDelay, sleep, type BackoffPolicy } from '../retry';
-import { keepAliveScheduler, realScheduler, systemClock, type Cancellable, type Clock } from '../time';
+import { backoffDelay, retry, type BackoffPolicy } from '../retry';
+import { keepAliveScheduler, realScheduler, type Cancellable, type Scheduler } from '../time';
 import { KubernetesApiError } from '../kubernetes/api-error';
 import type { ConfigMapObject, ConfigMapObjectApi } from '../kubernetes/configmap-object';
 import { Reflector, type ListWatchApi, type ReflectorOptions } from '../kubernetes/reflector';
@@ -73,12 +73,12 @@ export interface ConfigMapPutBackStoreOptions {
   /** At start, an API server that does not answer (or answers 5xx, 429) is asked again with this backoff until `deadlineMs` has passed. */
   startRetry?: { policy: BackoffPolicy; deadlineMs: number };
   random?: () => number;
-  clock?: Clock;
   /**
-   * Waits between those attempts. A real timer that keeps the process alive: nothing else may
-   * (the server does not listen yet), and an unref'd one would let the start end in a silent exit.
+   * Waits between those attempts, and for a repair after a failed one. keepAliveScheduler by
+   * default: real timers that keep the process alive (at start nothing else may: the server does
+   * not listen yet, and an unref'd timer would let the start end in a silent exit).
    */
-  sleep?: (ms: number) => Promise<void>;
+  scheduler?: Scheduler;
 }
 
 /**
@@ -132,8 +132,7 @@ export class ConfigMapPutBackStore implements PutBackStore {
   private readonly logger: Pick<Logger, 'warn' | 'info'>;
   private readonly startRetry: { policy: BackoffPolicy; deadlineMs: number };
   private readonly random: () => number;
-  private readonly clock: Clock;
-  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly scheduler: Scheduler;
   private readonly watchOptions: PutBackConfigMapWatch | undefined;
   readonly key: string;
   /** The ConfigMap as last read or written (its resourceVersion goes with the next update); null: there is none; undefined: not known. */
@@ -157,8 +156,7 @@ export class ConfigMapPutBackStore implements PutBackStore {
     this.key = options.key ?? putBackConfigMapKey;
     this.startRetry = options.startRetry ?? startRetry;
     this.random = options.random ?? Math.random;
-    this.clock = options.clock ?? systemClock;
-    this.sleep = options.sleep ?? ((ms) => sleep(keepAliveScheduler, ms));
+    this.scheduler = options.scheduler ?? keepAliveScheduler;
     this.watchOptions = options.watch;
   }
 
@@ -174,24 +172,23 @@ export class ConfigMapPutBackStore implements PutBackStore {
    */
   async read(): Promise<PendingPutBack[] | null> {
     let object: ConfigMapObject | null;
-    const deadline = this.clock.now() + this.startRetry.deadlineMs;
-    for (let failures = 1; ; failures += 1) {
-      try {
-        object = await this.api.get();
-        if (failures > 1) this.logger.info(`${this.where}: read after ${failures - 1} failed attempts`);
-        break;
-      } catch (error) {
-        const delay = backoffDelay(this.startRetry.policy, failures, this.random);
-        if (answeredForGood(error) || this.clock.now() + delay > deadline) {
-          const status = error instanceof KubernetesApiError ? error.status : undefined;
-          const reason = error instanceof KubernetesApiError ? error.reason : undefined;
-          throw new KubernetesApiError(`stateConfigMap: cannot read the pending put-backs from ${this.where}: ${messageOf(error)}`, status, reason);
-        }
-        if (failures === 1) {
-          this.logger.warn(`cannot read ${this.where} (${messageOf(error)}); retrying for up to ${this.startRetry.deadlineMs / 1000} s`);
-        }
-        await this.sleep(delay);
-      }
+    try {
+      const read = await retry(() => this.api.get(), {
+        policy: this.startRetry.policy,
+        deadlineMs: this.startRetry.deadlineMs,
+        scheduler: this.scheduler,
+        random: this.random,
+        giveUp: answeredForGood,
+        onRetry: (error, failures) => {
+          if (failures === 1) this.logger.warn(`cannot read ${this.where} (${messageOf(error)}); retrying for up to ${this.startRetry.deadlineMs / 1000} s`);
+        },
+      });
+      object = read.value;
+      if (read.failures > 0) this.logger.info(`${this.where}: read after ${read.failures} failed attempts`);
+    } catch (error) {
+      const status = error instanceof KubernetesApiError ? error.status : undefined;
+      const reason = error instanceof KubernetesApiError ? error.reason : undefined;
+      throw new KubernetesApiError(`stateConfigMap: cannot read the pending put-backs from ${this.where}: ${messageOf(error)}`, status, reason);
     }
     this.current = object;
     const text = object?.data?.[this.key];

@@ -49,3 +49,18 @@ export class FakeScheduler implements Scheduler {
     return { cancel: () => (timer.cancelled = true) };
   }
 }
+
+/**
+ * A FakeScheduler whose time jumps to each timeout as soon as it is set (the callback runs in a
+ * microtask): a retry loop's waits cost nothing, and `waits` lists them in order.
+ */
+export class InstantScheduler extends FakeScheduler {
+  readonly waits: number[] = [];
+
+  override setTimeout(callback: () => void, delayMs: number): Cancellable {
+    this.waits.push(delayMs);
+    const timer = super.setTimeout(callback, delayMs);
+    queueMicrotask(() => this.advance(delayMs));
+    return timer;
+  }
+}

@@ -1,5 +1,5 @@
-import { sleep } from '../../src/retry';
-import { FakeScheduler } from '../support/fake-scheduler';
+import { retry, sleep } from '../../src/retry';
+import { FakeScheduler, InstantScheduler } from '../support/fake-scheduler';
 
 /** Settles within the microtasks queued so far: whether `promise` has resolved by now. */
 async function settled(promise: Promise<void>): Promise<boolean> {
@@ -45,5 +45,44 @@ describe('sleep on a Scheduler', () => {
     const slept = sleep(scheduler, 60_000, stop.signal);
     expect(scheduler.pending).toBe(0);
     expect(await settled(slept)).toBe(true);
+  });
+});
+
+describe('retry (the one retry loop)', () => {
+  const policy = { initialMs: 100, maxMs: 1_000, factor: 2, jitter: 0 };
+
+  test('tries until the attempt resolves, waiting the backoff between, and says how many failed', async () => {
+    const scheduler = new InstantScheduler();
+    let calls = 0;
+    const retried: number[] = [];
+    const result = await retry(
+      async () => {
+        calls += 1;
+        if (calls < 4) throw new Error(`failure ${calls}`);
+        return 'value';
+      },
+      { policy, scheduler, onRetry: (_error, failures) => retried.push(failures) },
+    );
+    expect(result).toEqual({ value: 'value', failures: 3 });
+    expect(scheduler.waits).toEqual([100, 200, 400]);
+    expect(retried).toEqual([1, 2, 3]);
+  });
+
+  test('an error giveUp names is thrown at once; past the deadline the last error is thrown', async () => {
+    const scheduler = new InstantScheduler();
+    await expect(retry(() => Promise.reject(new Error('refused')), { policy, scheduler, giveUp: () => true })).rejects.toThrow('refused');
+    expect(scheduler.waits).toEqual([]);
+    let calls = 0;
+    await expect(
+      retry(
+        () => {
+          calls += 1;
+          return Promise.reject(new Error(`down ${calls}`));
+        },
+        { policy, scheduler, deadlineMs: 1_000 },
+      ),
+    ).rejects.toThrow('down 4');
+    // 100 + 200 + 400 = 700 ms waited; the next wait (800) would end after the deadline.
+    expect(scheduler.waits).toEqual([100, 200, 400]);
   });
 });

@@ -14,6 +14,7 @@ import {
 import { FilePutBackStore, formatPutBacks, PutBackPersistError, type PendingPutBack } from '../../../src/fleet/putback-store';
 import type { FleetNode } from '../../../src/fleet/types';
 import { ConfigError } from '../../../src/errors';
+import { InstantScheduler } from '../../support/fake-scheduler';
 import { checkAccessPath, type ApiAccess } from '../../../src/kubernetes/access';
 import { KubernetesApiError } from '../../../src/kubernetes/api-error';
 import { createConfigMapObjectApi, type ConfigMapObject } from '../../../src/kubernetes/configmap-object';
@@ -123,22 +124,11 @@ function setup() {
   const api = new ApiServerDouble();
   const loggers = new CaptureLoggers();
   const logger = loggers.getLogger('operations.fleet');
-  // Time in the test's hands: each wait between start attempts moves the clock on.
-  const clock = { now: 0 };
-  const waits: number[] = [];
+  // Time in the test's hands: each wait between start attempts moves the clock on at once.
+  const scheduler = new InstantScheduler();
   const store = (): ConfigMapPutBackStore =>
-    new ConfigMapPutBackStore({
-      api: createConfigMapObjectApi(api, namespace, name),
-      logger,
-      random: () => 0.5,
-      clock: { now: () => clock.now },
-      sleep: (ms) => {
-        waits.push(ms);
-        clock.now += ms;
-        return Promise.resolve();
-      },
-    });
-  return { api, store, logger, lines: loggers.entries, waits };
+    new ConfigMapPutBackStore({ api: createConfigMapObjectApi(api, namespace, name), logger, random: () => 0.5, scheduler });
+  return { api, store, logger, lines: loggers.entries, waits: scheduler.waits };
 }
 
 describe('ConfigMapPutBackStore', () => {
