@@ -32,42 +32,37 @@ function peerCertificate(req: Request): X509Certificate | undefined {
   return socket.getPeerX509Certificate();
 }
 
-/**
- * /fleet/*: parse, call the FleetService, map results to status codes. Every path demands a
- * verified client certificate whatever clientAuthRequired says; writes demand one a rule of `writers` admits.
- * Bodies are limited as `PUT /logspec`'s are: the server's `httpLimits.maxBodyBytes` (413 past it).
- */
-export function fleetRouter(
-  fleet: FleetService,
-  logger: { warn(message: string, fields?: Record<string, unknown>): void },
-  limits: { maxBodyBytes: number },
-): Router {
-  const { maxBodyBytes } = limits;
-  const router = Router({ caseSensitive: true, strict: true });
+type WarnLogger = { warn(message: string, fields?: Record<string, unknown>): void };
 
-  // As the server's refused-certificate reports: at most ten lines in any ten seconds (the next
-  // says how many were left out), each path cut at 200 characters; the answer echoes no path.
+/**
+ * Every /fleet path demands a verified client certificate, whatever clientAuthRequired says. A
+ * request without is reported as the server reports refused client certificates: at most ten lines
+ * in any ten seconds (the next says how many were left out), each path cut at 200 characters; the
+ * answer echoes no path.
+ */
+function requireClientCertificate(logger: WarnLogger): RequestHandler {
   const unauthenticated = new WarningLimiter(unauthenticatedReportWindowMs, unauthenticatedReportsPerWindow);
-  router.use((req, res, next) => {
-    const identity = verifiedClientIdentity(req);
-    if (identity === undefined) {
-      const allowed = unauthenticated.take('fleet: client certificate required', systemClock.now());
-      if (allowed !== null) {
-        logger.warn('fleet: client certificate required', {
-          method: req.method,
-          path: clip(req.originalUrl, 200),
-          remoteAddress: req.socket.remoteAddress,
-          suppressed: allowed.suppressed,
-        });
-      }
-      sendError(res, 401, 'a client certificate issued by a trusted client CA is required for /fleet');
+  return (req, res, next) => {
+    if (verifiedClientIdentity(req) !== undefined) {
+      next();
       return;
     }
-    next();
-  });
+    const allowed = unauthenticated.take('fleet: client certificate required', systemClock.now());
+    if (allowed !== null) {
+      logger.warn('fleet: client certificate required', {
+        method: req.method,
+        path: clip(req.originalUrl, 200),
+        remoteAddress: req.socket.remoteAddress,
+        suppressed: allowed.suppressed,
+      });
+    }
+    sendError(res, 401, 'a client certificate issued by a trusted client CA is required for /fleet');
+  };
+}
 
-  /** A write needs a rule of `writers` the certificate satisfies (src/fleet/writers.ts); the write's audit line then names the subject (actor), its issuer and the certificate's fingerprint. */
-  const writer: RequestHandler = (req, res, next) => {
+/** A write needs a rule of `writers` the certificate satisfies (src/fleet/writers.ts); the write's audit line then names the subject (actor), its issuer and the certificate's fingerprint. */
+function requireWriter(fleet: FleetService, logger: WarnLogger): RequestHandler {
+  return (req, res, next) => {
     const certificate = peerCertificate(req);
     if (certificate === undefined) {
       sendError(res, 401, 'a client certificate issued by a trusted client CA is required for /fleet');
@@ -95,7 +90,62 @@ export function fleetRouter(
       `client "${subject}" (issued by "${issuer}", certificate SHA-256 ${fingerprint256}) may not change the fleet; writers are listed in ${fleet.config.source} (writers)`,
     );
   };
+}
 
+/** Sends `answer` unless the request was answered meanwhile (the response limit, a stop). */
+function send(res: Response, status: number, answer: unknown): void {
+  if (!res.headersSent) sendJson(res, status, answer);
+}
+
+/** A write the domain refused before touching any node: 400 (the request), 503 (discovery not listed yet), 500 (put-backs not persisted). */
+function answerWriteError(res: Response, error: unknown): void {
+  if (res.headersSent) return;
+  if (error instanceof LogSpecError || error instanceof FleetRequestError) sendError(res, 400, error.message);
+  else if (error instanceof FleetNotReadyError) {
+    res.setHeader('Retry-After', '1');
+    sendError(res, 503, error.message);
+  } else if (error instanceof PutBackPersistError) sendError(res, 500, `${error.message}; no node was changed`);
+  else throw error;
+}
+
+/**
+ * A write's handler: the body (bounded: 413 past maxBodyBytes), parsed (400 with the problem),
+ * then `act` as the writer the middleware admitted; its domain refusals mapped by answerWriteError.
+ */
+function writeHandler<T>(
+  maxBodyBytes: number,
+  parse: (text: string) => { ok: true; value: T } | { ok: false; problem: string },
+  act: (request: T, writer: Writer) => Promise<{ status: number; answer: unknown }>,
+): RequestHandler {
+  return async (req, res) => {
+    const text = await readBodyOrAnswer(req, res, maxBodyBytes);
+    if (text === null) return;
+    const parsed = parse(text);
+    if (!parsed.ok) {
+      sendError(res, 400, parsed.problem);
+      return;
+    }
+    try {
+      const { status, answer } = await act(parsed.value, res.locals.writer as Writer);
+      send(res, status, answer);
+    } catch (error) {
+      answerWriteError(res, error);
+    }
+  };
+}
+
+/**
+ * /fleet/*: parse, call the FleetService, map results to status codes. Every path demands a
+ * verified client certificate whatever clientAuthRequired says; writes demand one a rule of `writers` admits.
+ * Bodies are limited as `PUT /logspec`'s are: the server's `httpLimits.maxBodyBytes` (413 past it).
+ */
+export function fleetRouter(fleet: FleetService, logger: WarnLogger, limits: { maxBodyBytes: number }): Router {
+  const { maxBodyBytes } = limits;
+  const router = Router({ caseSensitive: true, strict: true });
+  router.use(requireClientCertificate(logger));
+  const writer = requireWriter(fleet, logger);
+
+  /** A path's methods; any other is 405 with Allow. */
   const route = (path: string, handlers: { get?: RequestHandler; put?: RequestHandler; delete?: RequestHandler }): void => {
     const allowed = [...(handlers.get ? ['GET', 'HEAD'] : []), ...(handlers.put ? ['PUT'] : []), ...(handlers.delete ? ['DELETE'] : [])].join(', ');
     if (handlers.get) router.get(path, handlers.get);
@@ -105,11 +155,6 @@ export function fleetRouter(
       res.setHeader('Allow', allowed);
       sendError(res, 405, `method ${req.method} not allowed on /fleet${path}; allowed: ${allowed}`);
     });
-  };
-
-  /** Sends `answer` unless the request was answered meanwhile (the response limit, a stop). */
-  const send = (res: Response, status: number, answer: unknown): void => {
-    if (!res.headersSent) sendJson(res, status, answer);
   };
 
   route('/healthz', {
@@ -136,51 +181,16 @@ export function fleetRouter(
     get: async (_req, res) => send(res, 200, await fleet.certificates()),
   });
 
-  /** A write the domain refused before touching any node: 400 (the request), 503 (discovery not listed yet), 500 (put-backs not persisted). */
-  const answerWriteError = (res: Response, error: unknown): void => {
-    if (res.headersSent) return;
-    if (error instanceof LogSpecError || error instanceof FleetRequestError) sendError(res, 400, error.message);
-    else if (error instanceof FleetNotReadyError) {
-      res.setHeader('Retry-After', '1');
-      sendError(res, 503, error.message);
-    } else if (error instanceof PutBackPersistError) sendError(res, 500, `${error.message}; no node was changed`);
-    else throw error;
-  };
-
   route('/logspec', {
     get: async (_req, res) => send(res, 200, { nodes: await fleet.readLogSpecs() }),
-    put: async (req, res) => {
-      const text = await readBodyOrAnswer(req, res, maxBodyBytes);
-      if (text === null) return;
-      const parsed = parseSetRequest(text);
-      if (!parsed.ok) {
-        sendError(res, 400, parsed.problem);
-        return;
-      }
-      try {
-        const { actor, fields } = res.locals.writer as Writer;
-        const answer = await fleet.setLogSpec(parsed.value, actor, fields);
-        send(res, answer.complete ? 200 : 502, answer);
-      } catch (error) {
-        answerWriteError(res, error);
-      }
-    },
-    delete: async (req, res) => {
-      const text = await readBodyOrAnswer(req, res, maxBodyBytes);
-      if (text === null) return;
-      const parsed = parseRestoreRequest(text);
-      if (!parsed.ok) {
-        sendError(res, 400, parsed.problem);
-        return;
-      }
-      try {
-        const { actor, fields } = res.locals.writer as Writer;
-        const nodes = await fleet.restoreLogSpecs(parsed.value, actor, fields);
-        send(res, nodes.every((node) => node.result !== 'failed') ? 200 : 502, { nodes });
-      } catch (error) {
-        answerWriteError(res, error);
-      }
-    },
+    put: writeHandler(maxBodyBytes, parseSetRequest, async (request, { actor, fields }) => {
+      const answer = await fleet.setLogSpec(request, actor, fields);
+      return { status: answer.complete ? 200 : 502, answer };
+    }),
+    delete: writeHandler(maxBodyBytes, parseRestoreRequest, async (request, { actor, fields }) => {
+      const nodes = await fleet.restoreLogSpecs(request, actor, fields);
+      return { status: nodes.every((node) => node.result !== 'failed') ? 200 : 502, answer: { nodes } };
+    }),
   });
 
   return router;
