@@ -488,109 +488,105 @@ async function oneShot(file: string, path: string, err: NodeJS.WritableStream): 
   }
 }
 
+/** The command's flags (node:util parseArgs). */
+const fleetOptions = {
+  url: { type: 'string' },
+  cert: { type: 'string' },
+  key: { type: 'string' },
+  cacert: { type: 'string' },
+  timeout: { type: 'string' },
+  json: { type: 'boolean' },
+  wide: { type: 'boolean' },
+  selector: { type: 'string' },
+  node: { type: 'string', multiple: true },
+  group: { type: 'string', multiple: true },
+  dialect: { type: 'string' },
+  all: { type: 'boolean' },
+  ttl: { type: 'string' },
+  permanent: { type: 'boolean' },
+  'all-or-nothing': { type: 'boolean' },
+  'fleet-config': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+/** What a command line asks for: the request to the fleet endpoint, how to show its answer, and what to say before a write. */
+interface Plan {
+  method: 'GET' | 'PUT' | 'DELETE';
+  path: string;
+  body?: unknown;
+  render: Renderer;
+  announcement: string | null;
+}
+
+/** Reads the command (its positionals) and the flags that go with it; UsageError naming what is wrong. */
+function planCommand(positionals: readonly string[], values: Record<string, unknown>): Plan {
+  const command = positionals.join(' ');
+  const rest = (expected: number): void => {
+    if (positionals.length !== expected)
+      throw new UsageError(`fleet ${positionals.slice(0, expected).join(' ')}: unexpected argument "${positionals[expected] ?? ''}"`);
+  };
+  const writeOnly = (flags: string[]): void => {
+    const given = flags.filter((flag) => values[flag] !== undefined);
+    if (given.length > 0)
+      throw new UsageError(`fleet ${command}: --${given.join(', --')} only go with logspec set${given.includes('all') ? ' and restore' : ''}`);
+  };
+  const read = (expected: number, path: string, render: Renderer): Plan => {
+    rest(expected);
+    writeOnly(['all', 'ttl', 'permanent', 'all-or-nothing']);
+    return { method: 'GET', path, render, announcement: null };
+  };
+  const verb = positionals[0] === 'logspec' ? `logspec ${positionals[1] ?? ''}` : (positionals[0] ?? '');
+  if (values['fleet-config'] !== undefined && (verb === 'logspec set' || verb === 'logspec restore')) {
+    throw new UsageError(
+      `fleet ${command}: --fleet-config answers status, versions, channels, certs and logspec get; writes go through a running fleet endpoint (--url), whose process owns the TTL put-backs`,
+    );
+  }
+  switch (verb) {
+    case 'status':
+      return read(1, '/fleet/healthz', renderStatus);
+    case 'versions':
+      return read(1, '/fleet/version', renderVersions);
+    case 'channels':
+      return read(1, '/fleet/channels', renderChannels);
+    case 'certs':
+      return read(1, '/fleet/certificates', renderCertificates);
+    case 'logspec get':
+      return read(2, '/fleet/logspec', renderLogSpecs);
+    case 'logspec set': {
+      const spec = positionals[2];
+      if (spec === undefined) throw new UsageError('fleet logspec set: the SPEC argument is missing (e.g. gossip=debug:info)');
+      rest(3);
+      const plan = planSet(spec, values);
+      return { method: 'PUT', path: '/fleet/logspec', body: plan.body, render: renderSet, announcement: plan.announcement };
+    }
+    case 'logspec restore': {
+      rest(2);
+      writeOnly(['ttl', 'permanent', 'all-or-nothing']);
+      // Without a selector every pending put-back is put back; --all says so, and takes no selector.
+      const selector = selectorFrom(values);
+      if (values.all === true && Object.keys(selector).length > 0)
+        throw new UsageError('--all selects every node: give it alone, or --node, --group, --dialect, --selector without it');
+      return { method: 'DELETE', path: '/fleet/logspec', body: { selector }, render: renderRestore, announcement: null };
+    }
+    default:
+      throw new UsageError(
+        command === '' ? 'a command is required: status, versions, channels, certs, logspec get|set|restore' : `unknown fleet command "${command}"`,
+      );
+  }
+}
+
 /** Runs the command; returns the exit status. Writes to the given streams. */
 export async function runFleetCommand(argv: string[], env: NodeJS.ProcessEnv, out: NodeJS.WritableStream, err: NodeJS.WritableStream): Promise<number> {
   // Every line on stderr is escaped: it may quote what the server, a node or the command line said.
   const fail = (line: string): void => void err.write(`fabric-ops fleet: ${escapeForLog(line)}\n`);
   try {
-    const { values, positionals } = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      strict: true,
-      options: {
-        url: { type: 'string' },
-        cert: { type: 'string' },
-        key: { type: 'string' },
-        cacert: { type: 'string' },
-        timeout: { type: 'string' },
-        json: { type: 'boolean' },
-        wide: { type: 'boolean' },
-        selector: { type: 'string' },
-        node: { type: 'string', multiple: true },
-        group: { type: 'string', multiple: true },
-        dialect: { type: 'string' },
-        all: { type: 'boolean' },
-        ttl: { type: 'string' },
-        permanent: { type: 'boolean' },
-        'all-or-nothing': { type: 'boolean' },
-        'fleet-config': { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
+    const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, strict: true, options: fleetOptions });
     if (values.help) {
       out.write(fleetUsage);
       return 0;
     }
-    const command = positionals.join(' ');
-    let method: string;
-    let path: string;
-    let body: unknown;
-    let render: Renderer;
-    let announcement: string | null = null;
-    const rest = (expected: number): void => {
-      if (positionals.length !== expected)
-        throw new UsageError(`fleet ${positionals.slice(0, expected).join(' ')}: unexpected argument "${positionals[expected] ?? ''}"`);
-    };
-    const writeOnly = (flags: string[]): void => {
-      const given = flags.filter((flag) => values[flag as keyof typeof values] !== undefined);
-      if (given.length > 0)
-        throw new UsageError(`fleet ${command}: --${given.join(', --')} only go with logspec set${given.includes('all') ? ' and restore' : ''}`);
-    };
-    const verb = positionals[0] === 'logspec' ? `logspec ${positionals[1] ?? ''}` : (positionals[0] ?? '');
     const fleetConfig = values['fleet-config'];
-    if (fleetConfig !== undefined && (verb === 'logspec set' || verb === 'logspec restore')) {
-      throw new UsageError(
-        `fleet ${command}: --fleet-config answers status, versions, channels, certs and logspec get; writes go through a running fleet endpoint (--url), whose process owns the TTL put-backs`,
-      );
-    }
-    switch (verb) {
-      case 'status':
-        rest(1);
-        [method, path, render] = ['GET', '/fleet/healthz', renderStatus];
-        break;
-      case 'versions':
-        rest(1);
-        [method, path, render] = ['GET', '/fleet/version', renderVersions];
-        break;
-      case 'channels':
-        rest(1);
-        [method, path, render] = ['GET', '/fleet/channels', renderChannels];
-        break;
-      case 'certs':
-        rest(1);
-        [method, path, render] = ['GET', '/fleet/certificates', renderCertificates];
-        break;
-      case 'logspec get':
-        rest(2);
-        [method, path, render] = ['GET', '/fleet/logspec', renderLogSpecs];
-        break;
-      case 'logspec set': {
-        const spec = positionals[2];
-        if (spec === undefined) throw new UsageError('fleet logspec set: the SPEC argument is missing (e.g. gossip=debug:info)');
-        rest(3);
-        const plan = planSet(spec, values);
-        body = plan.body;
-        announcement = plan.announcement;
-        [method, path, render] = ['PUT', '/fleet/logspec', renderSet];
-        break;
-      }
-      case 'logspec restore': {
-        rest(2);
-        writeOnly(['ttl', 'permanent', 'all-or-nothing']);
-        // Without a selector every pending put-back is put back; --all says so, and takes no selector.
-        const selector = selectorFrom(values);
-        if (values.all === true && Object.keys(selector).length > 0)
-          throw new UsageError('--all selects every node: give it alone, or --node, --group, --dialect, --selector without it');
-        body = { selector };
-        [method, path, render] = ['DELETE', '/fleet/logspec', renderRestore];
-        break;
-      }
-      default:
-        throw new UsageError(
-          command === '' ? 'a command is required: status, versions, channels, certs, logspec get|set|restore' : `unknown fleet command "${command}"`,
-        );
-    }
-    if (method === 'GET') writeOnly(['all', 'ttl', 'permanent', 'all-or-nothing']);
+    const { method, path, body, render, announcement } = planCommand(positionals, values);
     const width = outputWidth(out, env, values.wide === true);
     const print = (json: Json, status: number): number => {
       const rendered = render(json, width, values.wide === true);
