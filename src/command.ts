@@ -14,7 +14,7 @@ import { prepareKubernetesIntegration, type KubernetesIntegration, type Prepared
 import { readVersion } from './version';
 import { handleStopSignals } from './stop-signals';
 
-export const exitCodes = { ok: 0, runtime: 1, config: 2 } as const;
+const exitCodes = { ok: 0, runtime: 1, config: 2 } as const;
 
 function fail(code: number, lines: readonly string[]): never {
   for (const line of lines) process.stderr.write(`fabric-ops: ${line}\n`);

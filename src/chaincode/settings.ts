@@ -29,7 +29,7 @@ export interface ChaincodeMetricsOptions {
 }
 
 /** Series are made per channel, function and outcome: beyond this many names a cap protects nothing. */
-export const maxFunctionNamesLimit = environmentSchema.chaincodeMaxFunctions.maximum;
+const maxFunctionNamesLimit = environmentSchema.chaincodeMaxFunctions.maximum;
 
 /** The cap on function names; options win over the environment; a bad value is a ConfigError naming it. */
 export function chaincodeMaxFunctionNames(options: ChaincodeMetricsOptions, env: NodeJS.ProcessEnv): number {

@@ -68,7 +68,7 @@ export interface ResolvedFunction {
 }
 
 /** The catalogue of a ChaincodeFromContract; null for a chaincode written on ChaincodeInterface alone. */
-export function contractCatalogue(chaincode: ShimChaincode): ContractCatalogue | null {
+function contractCatalogue(chaincode: ShimChaincode): ContractCatalogue | null {
   const { metadata, defaultContractName } = chaincode as ContractChaincode;
   const contracts = metadata?.contracts;
   if (contracts === undefined || typeof defaultContractName !== 'string') return null;

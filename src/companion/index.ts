@@ -49,9 +49,9 @@ export interface Companion {
 }
 
 /** The component name of the node checker on the companion's /healthz. */
-export const nodeCheckerName = 'node';
+const nodeCheckerName = 'node';
 /** The component name of the disk checker (the node's data volumes, docs/companion.md "Disk"). */
-export const diskCheckerName = 'disk';
+const diskCheckerName = 'disk';
 
 /**
  * For startOperationsSystem({ extensions: [companionExtension(config.companion)] }) (the system adds

@@ -41,14 +41,14 @@ export class NodeLogSpecRequestError extends FabricOpsError {
 }
 
 /** A TTL's bounds, as the fleet's (1s to 7 days; fleet/logspec.ts is not imported here: it loads zod). */
-export const minTtlMs = 1000;
-export const maxTtlMs = 7 * 24 * 3_600_000;
+const minTtlMs = 1000;
+const maxTtlMs = 7 * 24 * 3_600_000;
 
 /** The state file in `operations.companion.logspec.stateDirectory`. */
 export const putBackFileName = 'companion-putbacks.json';
 
 /** A node that cannot be reached at put-back time is tried again: 1 s, 2 s, ... up to a minute (the fleet's policy). */
-export const putBackRetry: BackoffPolicy = { initialMs: 1000, maxMs: 60_000, factor: 2, jitter: 0.2 };
+const putBackRetry: BackoffPolicy = { initialMs: 1000, maxMs: 60_000, factor: 2, jitter: 0.2 };
 
 /** Events held before the Kubernetes integration (which starts after the server listens) takes them. */
 const maxHeldEvents = 64;
@@ -578,7 +578,7 @@ export class NodeLogSpec {
 }
 
 /** The node's operations endpoint as the companion calls it. */
-export function nodeTarget(node: CompanionConfig['node'], dialect: Dialect): FleetNode {
+function nodeTarget(node: CompanionConfig['node'], dialect: Dialect): FleetNode {
   const { host, port } = node.address;
   const urlHost = host.includes(':') ? `[${host}]` : host;
   return {

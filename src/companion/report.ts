@@ -21,7 +21,7 @@ export const companionReportPath = '/companion/report';
 /** Certificates a report lists at most, soonest first (a peer's configuration names some 15 to 30). */
 export const maxReportCertificates = 64;
 /** Problem files a report lists at most. */
-export const maxReportProblems = 16;
+const maxReportProblems = 16;
 
 export type DiskStatus = 'ok' | 'low' | 'unknown';
 

@@ -16,7 +16,7 @@ import { looksLikeKeyFile, parseCertificateText, type CertificateProblem, type N
 const requiredFolders = new Set(['signcerts', 'cacerts']);
 
 /** Files read from one folder at most: a folder of thousands is an operator's mistake, and series must stay bounded. */
-export const maxFilesPerFolder = 256;
+const maxFilesPerFolder = 256;
 
 export interface Scan {
   certificates: NodeCertificate[];

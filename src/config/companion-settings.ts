@@ -28,7 +28,7 @@ export function callableHost(host: string): string {
 }
 
 /** Every certificate source the node's configuration names, resolved as Fabric resolves paths. */
-export function certificateSources(dialect: Dialect, reading: Pick<CompanionReading, 'values' | 'absolute'>): CompanionCertificateSource[] {
+function certificateSources(dialect: Dialect, reading: Pick<CompanionReading, 'values' | 'absolute'>): CompanionCertificateSource[] {
   const { values, absolute } = reading;
   const sources: CompanionCertificateSource[] = [];
   for (const source of companionKeysFor(dialect).certificates) {
@@ -107,7 +107,7 @@ export function readCompanion(dialect: Dialect, reading: CompanionReading): Comp
  * writes through the companion are never less protected than the node's own endpoint (a client
  * certificate verified against the companion's client CAs, which its TLS requires).
  */
-export function readCompanionLogSpec(
+function readCompanionLogSpec(
   dialect: Dialect,
   reading: Pick<CompanionReading, 'values' | 'report' | 'formatted' | 'absolute' | 'label'>,
 ): CompanionConfig['logspec'] {

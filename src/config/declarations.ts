@@ -28,7 +28,7 @@ export interface SettingDeclaration {
 }
 
 /** The shortest poll of the node's spec (companion mode): a node is not asked more than ten times a second. */
-export const minLogSpecPollMs = 100;
+const minLogSpecPollMs = 100;
 
 export const settings = {
   listenAddress: {

@@ -91,7 +91,7 @@ export const peerDialect = define('peer', {
   organizationCAFiles: ['peerTlsRootCertFile', 'nodeTlsClientRootCAs'],
 });
 
-export const ordererDialect = define('orderer', {
+const ordererDialect = define('orderer', {
   fileName: 'orderer.yaml',
   envPrefix: 'ORDERER',
   topLevelKeys: ['General', 'Operations', 'Metrics', 'FileLedger', 'Consensus', 'Admin', 'ChannelParticipation'],

@@ -16,8 +16,8 @@ import { parseEndpoint, quoteValue, timerDelayProblem, type Format, type Parsed 
 import { companionKeysFor, companionOnlyNodeKeys } from './companion-keys';
 import { readCompanion } from './companion-settings';
 
-export const defaultDockerEndpoint = 'unix:///var/run/docker.sock';
-export const defaultCriEndpoint = 'unix:///run/containerd/containerd.sock';
+const defaultDockerEndpoint = 'unix:///var/run/docker.sock';
+const defaultCriEndpoint = 'unix:///run/containerd/containerd.sock';
 
 export { dialectDefinition };
 

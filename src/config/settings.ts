@@ -37,20 +37,20 @@ function isStringList(value: unknown): value is string[] {
 }
 
 /* convict formats: the type a leaf holds once read (reading converts, see readYamlValue). */
-export function stringFormat(value: unknown): asserts value is string {
+function stringFormat(value: unknown): asserts value is string {
   if (typeof value !== 'string') throw new Error(`must be a string; got ${describeYamlValue(value)}`);
 }
 /* Text holding a whole number, or a Go duration: checked as text here, parsed by the normaliser. */
-export function integerTextFormat(value: unknown): asserts value is string {
+function integerTextFormat(value: unknown): asserts value is string {
   stringFormat(value);
 }
-export function durationTextFormat(value: unknown): asserts value is string {
+function durationTextFormat(value: unknown): asserts value is string {
   stringFormat(value);
 }
-export function booleanFormat(value: unknown): asserts value is boolean {
+function booleanFormat(value: unknown): asserts value is boolean {
   if (typeof value !== 'boolean') throw new Error(`must be true or false; got ${describeYamlValue(value)}`);
 }
-export function stringListFormat(value: unknown): asserts value is string[] {
+function stringListFormat(value: unknown): asserts value is string[] {
   if (!isStringList(value)) throw new Error(`must be a list of strings; got ${describeYamlValue(value)}`);
 }
 
@@ -125,18 +125,18 @@ function lookup(document: unknown, path: string): Lookup {
 type Read = { ok: true; value: SettingValue } | { ok: false; problem: string };
 
 /** Go's strconv.ParseBool: what viper (peer) and mapstructure (orderer) accept in a string, environment variables included. */
-export const goBoolSpellings = {
+const goBoolSpellings = {
   true: ['1', 't', 'T', 'TRUE', 'true', 'True'],
   false: ['0', 'f', 'F', 'FALSE', 'false', 'False'],
 } as const;
 
 /** YAML 1.1 booleans as go-yaml v2 resolves them (unquoted only). */
-export const yaml11BoolSpellings = {
+const yaml11BoolSpellings = {
   true: ['y', 'Y', 'yes', 'Yes', 'YES', 'true', 'True', 'TRUE', 'on', 'On', 'ON'],
   false: ['n', 'N', 'no', 'No', 'NO', 'false', 'False', 'FALSE', 'off', 'Off', 'OFF'],
 } as const;
 
-export function parseGoBool(text: string): boolean | null {
+function parseGoBool(text: string): boolean | null {
   if ((goBoolSpellings.true as readonly string[]).includes(text)) return true;
   if ((goBoolSpellings.false as readonly string[]).includes(text)) return false;
   return null;
@@ -196,7 +196,7 @@ function unquote(item: string): string {
 }
 
 /** A list from the environment: whitespace-separated, or `[a, b]`. */
-export function parseEnvironmentList(text: string): string[] {
+function parseEnvironmentList(text: string): string[] {
   const trimmed = text.trim();
   if (trimmed.startsWith('[') && trimmed.endsWith(']')) {
     return trimmed

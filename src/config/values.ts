@@ -12,7 +12,7 @@ export type Parsed<T> = { ok: true; value: T } | { ok: false; problem: string };
 const ok = <T>(value: T): Parsed<T> => ({ ok: true, value });
 
 /** How much of a value an error message quotes (an environment variable can hold megabytes). */
-export const maxQuotedLength = 64;
+const maxQuotedLength = 64;
 
 /**
  * A value quoted for an error message, bounded: JSON-quoted whole when short, else its first
@@ -70,7 +70,7 @@ export function parseGoDuration(text: string): number | null {
  */
 export const maxTimerDelayMs = 2 ** 31 - 1;
 /** maxTimerDelayMs as a Go duration, for messages. */
-export const maxTimerDelayText = '596h31m23.647s';
+const maxTimerDelayText = '596h31m23.647s';
 const maxTimerDelayLimit = `${maxTimerDelayText} (${maxTimerDelayMs} ms, the longest delay a Node.js timer can hold)`;
 
 /** A positive Go duration, in whole milliseconds (at least 1 ms, at most maxTimerDelayMs). */

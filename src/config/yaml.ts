@@ -13,7 +13,7 @@ import { quoteValue } from './values';
  */
 
 /** Alias expansions allowed in one document (an "alias bomb" makes billions). */
-export const maxYamlAliasCount = 1000;
+const maxYamlAliasCount = 1000;
 
 /** Go-yaml v2 reads these tags as strings, or not at all; their explicit use is refused. */
 const tagsFabricDoesNotRead = new Set(['binary', 'omap', 'pairs', 'set', 'timestamp'].map((name) => `tag:yaml.org,2002:${name}`));

@@ -22,9 +22,9 @@ export const fleetCertificateWarningDays = 7;
 /** Certificates kept per node at most (the soonest to expire); a peer's configuration names some 15 to 30. */
 export const maxNodeCertificates = 64;
 /** Problem files kept per node at most. */
-export const maxNodeProblems = 16;
+const maxNodeProblems = 16;
 /** Data volumes kept per node at most (a peer has at most two, an orderer three). */
-export const maxNodeVolumes = 8;
+const maxNodeVolumes = 8;
 
 const dayMs = 86_400_000;
 
@@ -168,7 +168,7 @@ export class HandshakeCertificates {
 }
 
 /** Pure: a handshake's certificate as a fleet certificate; null when its DER does not parse. */
-export function handshakeCertificate(
+function handshakeCertificate(
   node: Pick<FleetNode, 'name' | 'group' | 'url'>,
   seen: HandshakeSeen,
   nowMs: number,
@@ -312,7 +312,7 @@ export function parseCompanionReport(body: unknown): { ok: true; value: ParsedCo
 }
 
 /** Where a node's companion report is asked: its companion's URL when the configuration names one, else its own. */
-export function reportTarget(node: FleetNode): FleetNode {
+function reportTarget(node: FleetNode): FleetNode {
   if (node.companion === undefined) return node;
   return { name: node.name, url: node.companion.url, dialect: node.dialect, labels: node.labels, group: node.group };
 }

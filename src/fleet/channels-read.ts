@@ -10,7 +10,7 @@
 import { quote } from '../text';
 
 /** The family read: Fabric's ledger height gauge (core/ledger/kvledger and orderer/common/multichannel). */
-export const heightMetric = 'ledger_blockchain_height';
+const heightMetric = 'ledger_blockchain_height';
 
 /** A line's head kept across chunks, and the longest height line accepted: a Fabric height line is under 300 bytes (a channel name has at most 249 characters). */
 export const maxLineBytes = 1024;

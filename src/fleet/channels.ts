@@ -18,7 +18,7 @@ import type { CallFailureReason, FleetDialect, FleetNode } from './types';
 export type ChannelNodeStatus = 'ok' | 'behind' | 'stalled' | CallFailureReason;
 
 /** The Accept of a /metrics read: the classic text format (what Fabric's promhttp sends by default). */
-export const metricsAccept = 'text/plain;version=0.0.4;q=1,*/*;q=0.1';
+const metricsAccept = 'text/plain;version=0.0.4;q=1,*/*;q=0.1';
 
 export interface ChannelNodeHeight {
   name: string;

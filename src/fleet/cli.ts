@@ -21,7 +21,7 @@ import { renderChannels } from './cli-channels';
  * debug on a peer costs throughput and disk, and the usual incident is a debug level nobody put
  * back. An hour covers a troubleshooting session; `logspec restore` ends it sooner.
  */
-export const defaultDebugTtl = '1h';
+const defaultDebugTtl = '1h';
 
 export const fleetUsage = `Usage: fabric-ops fleet COMMAND [options]
 

@@ -19,7 +19,7 @@ import { normaliseFingerprint, type WriterRule } from './writers';
 export const maxTtlMs = 7 * 24 * 3600 * 1000;
 
 /** Pure: roundTimeout when not given: two calls' timeouts and a second. */
-export function defaultRoundTimeoutMs(nodeTimeoutMs: number): number {
+function defaultRoundTimeoutMs(nodeTimeoutMs: number): number {
   return 2 * nodeTimeoutMs + 1000;
 }
 
@@ -404,7 +404,7 @@ export function fleetConfigFrom(document: unknown, source: string): FleetConfig 
  * listed nodes (larger fleets are discovered). The YAML parser holds about 200 times the text
  * while it works (1 MiB: 200 MiB more RSS and 3 s; 300 MB were read whole before).
  */
-export const maxFleetConfigBytes = 1024 * 1024;
+const maxFleetConfigBytes = 1024 * 1024;
 
 /** Every certificate of a PEM file, or why there is none. */
 function readCertificates(file: string): { certificates: X509Certificate[] } | { problem: string } {

@@ -31,7 +31,7 @@ export interface FleetExtensionOptions extends FleetServiceOptions {
 }
 
 /** Does this configuration talk to the Kubernetes API (discovery or a put-back ConfigMap)? */
-export function fleetNeedsKubernetes(config: FleetConfig): boolean {
+function fleetNeedsKubernetes(config: FleetConfig): boolean {
   return config.discovery.kubernetes.length > 0 || config.stateConfigMap !== null;
 }
 
@@ -39,7 +39,7 @@ export function fleetNeedsKubernetes(config: FleetConfig): boolean {
  * Where pending put-backs are kept: the file under `stateDirectory`, the ConfigMap `stateConfigMap`
  * in fabric-ops' namespace, or both (README, "Fleet": what survives what).
  */
-export function putBackStoreFor(config: FleetConfig, kubernetes: KubernetesConnection | undefined, logger: Logger): PutBackStore {
+function putBackStoreFor(config: FleetConfig, kubernetes: KubernetesConnection | undefined, logger: Logger): PutBackStore {
   const file = config.stateDirectory === null ? null : new FilePutBackStore(config.stateDirectory);
   if (config.stateConfigMap === null) {
     if (file === null) throw new ConfigError([`${config.source}: stateDirectory or stateConfigMap: one of them is needed to keep pending put-backs`]);

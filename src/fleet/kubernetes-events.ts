@@ -49,7 +49,7 @@ function putBackText(node: NodePutBack): string {
 }
 
 /** `head` then as many node entries as fit in maxEventMessageBytes; when some do not, says how many of how many are left out. */
-export function boundedNodeList(head: string, entries: readonly string[]): string {
+function boundedNodeList(head: string, entries: readonly string[]): string {
   const bytes = (text: string): number => Buffer.byteLength(text);
   let message = head;
   for (let index = 0; index < entries.length; index += 1) {

@@ -101,7 +101,7 @@ export function ttlProblem(ms: number, text?: string): string | null {
 }
 
 /** A node that could not be reached at put-back time is tried again: 1 s, 2 s, ... up to a minute. */
-export const putBackRetry: BackoffPolicy = { initialMs: 1000, maxMs: 60_000, factor: 2, jitter: 0.2 };
+const putBackRetry: BackoffPolicy = { initialMs: 1000, maxMs: 60_000, factor: 2, jitter: 0.2 };
 
 /**
  * How long a put-back waits for a node that discovery no longer lists before it is given up
@@ -111,7 +111,7 @@ export const putBackRetry: BackoffPolicy = { initialMs: 1000, maxMs: 60_000, fac
  * relabelled on purpose, and a put-back kept for it forever would stay in the pending list and be
  * retried for good. A node that comes back later starts from its own configured spec anyway.
  */
-export const putBackAbsenceLimitMs = 10 * 60_000;
+const putBackAbsenceLimitMs = 10 * 60_000;
 
 /**
  * Put-backs due within this long of one that is due now run with it, as one batch: one store

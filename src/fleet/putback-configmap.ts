@@ -42,7 +42,7 @@ export const rewriteRetry: BackoffPolicy = { initialMs: 1000, maxMs: 30_000, fac
 type Removal = PutBackRewrite['change'];
 
 /** Pure: the bytes a ConfigMap's data takes in the API server's size check (the values; binaryData decoded from base64). */
-export function configMapDataBytes(object: Pick<ConfigMapObject, 'data' | 'binaryData'>): number {
+function configMapDataBytes(object: Pick<ConfigMapObject, 'data' | 'binaryData'>): number {
   let bytes = 0;
   for (const value of Object.values(object.data ?? {})) bytes += Buffer.byteLength(value);
   for (const value of Object.values(object.binaryData ?? {})) bytes += Buffer.from(value, 'base64').length;
@@ -85,7 +85,7 @@ export interface ConfigMapPutBackStoreOptions {
  * A start that finds the API server down (a control-plane upgrade, a blip) waits up to 30 s for
  * it rather than exiting at once into a crash loop; a refusal (401, 403) ends the start at once.
  */
-export const startRetry: { policy: BackoffPolicy; deadlineMs: number } = {
+const startRetry: { policy: BackoffPolicy; deadlineMs: number } = {
   policy: { initialMs: 500, maxMs: 5_000, factor: 2, jitter: 0.2 },
   deadlineMs: 30_000,
 };

@@ -23,7 +23,7 @@ export interface PendingPutBack {
  * The largest put-back document read or written: 8 MiB, about 45,000 put-backs of 184 bytes (a
  * node name like `peer0.org1.example.com`, a short spec and writer). A ConfigMap holds 1 MiB.
  */
-export const maxPutBackDocumentBytes = 8 * 1024 * 1024;
+const maxPutBackDocumentBytes = 8 * 1024 * 1024;
 
 /** The most put-backs a document holds (one per node; each is a timer once loaded). */
 export const maxPutBacks = 20_000;

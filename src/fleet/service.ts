@@ -85,7 +85,7 @@ function fileStore(config: FleetConfig): PutBackStore {
 }
 
 /** Pure: a group's TLS files as a node's TLS error names them: the key and the file (`groups.org1.tls.certFile (/etc/org1/client.crt)`). */
-export function groupTlsSources(config: Pick<FleetConfig, 'groups'>, group: string): { caSource: string; certSource: string | null } {
+function groupTlsSources(config: Pick<FleetConfig, 'groups'>, group: string): { caSource: string; certSource: string | null } {
   const key = `groups.${group}.tls`;
   const files = Object.hasOwn(config.groups, group) ? config.groups[group]?.tls : undefined;
   if (files === undefined || files === null) return { caSource: `${key}.caFiles`, certSource: null };

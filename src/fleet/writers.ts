@@ -62,7 +62,7 @@ export function clientIdentity(certificate: X509Certificate): ClientIdentity {
 }
 
 /** Was `certificate` signed with the key of `ca`? (A signature, not a name: a name anyone trusted can claim.) */
-export function signedBy(certificate: X509Certificate, ca: X509Certificate): boolean {
+function signedBy(certificate: X509Certificate, ca: X509Certificate): boolean {
   try {
     return certificate.verify(ca.publicKey);
   } catch {

@@ -9,7 +9,7 @@ import { statSync } from 'node:fs';
  */
 
 /** Characters of a runtime's own text kept in a reason. */
-export const maxQuotedLength = 200;
+const maxQuotedLength = 200;
 
 /** The text on one line, white space collapsed, at most `maxQuotedLength` characters (src/text.ts marks a cut). */
 export function excerpt(text: string): string {

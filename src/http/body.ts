@@ -12,7 +12,7 @@ export type BodyResult =
  * The Content-Encoding header when it names anything but identity. Bodies are never decoded
  * (Fabric does not decode either): a compressed body is refused, not inflated.
  */
-export function unsupportedContentEncoding(req: IncomingMessage): string | null {
+function unsupportedContentEncoding(req: IncomingMessage): string | null {
   const header = req.headers['content-encoding'];
   if (header === undefined) return null;
   const codings = header

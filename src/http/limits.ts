@@ -3,19 +3,19 @@ import { ConfigError } from '../errors';
 /** The operations server's limits, as Fabric's Go server has them where it has one. */
 
 /** Headers and body within 10 s (Go: ReadTimeout / ReadHeaderTimeout); the TLS handshake gets the same. */
-export const readTimeoutMs = 10_000;
+const readTimeoutMs = 10_000;
 /** Idle keep-alive connections are closed after 5 s. */
-export const keepAliveTimeoutMs = 5_000;
+const keepAliveTimeoutMs = 5_000;
 /** A response not started within 2 min is given up (503). */
-export const responseTimeoutMs = 2 * 60 * 1000;
+const responseTimeoutMs = 2 * 60 * 1000;
 /** Request bodies (PUT /logspec) over this are refused with 413. */
 export const maxBodyBytes = 16 * 1024;
 /** Default of operations.maxConnections / Operations.MaxConnections. */
 export const defaultMaxConnections = 1024;
 /** A connection that has sent no byte at all (no request, no ClientHello) within this is closed. */
-export const firstByteTimeoutMs = 2_000;
+const firstByteTimeoutMs = 2_000;
 /** Requests read ahead on one connection while an earlier one is answered; past this the server stops reading from it. */
-export const maxPipelinedRequests = 16;
+const maxPipelinedRequests = 16;
 
 /**
  * The limits of the server, injectable (as Fabric's server takes its timeouts) so that an embedder

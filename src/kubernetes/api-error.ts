@@ -2,7 +2,7 @@ import { clip } from '../text';
 import { FabricOpsError } from '../errors';
 
 /** Longest piece of text from outside (an API answer, a ConfigMap value) echoed in a log line or an error. */
-export const maxEchoLength = 300;
+const maxEchoLength = 300;
 
 /** `text` cut to `max` characters, saying how long it was when cut. */
 export function bounded(text: string, max = maxEchoLength): string {

@@ -41,7 +41,7 @@ export interface LogSpecConfigMapOptions extends ReflectorSettings {
  * Longest value taken from the ConfigMap: what a PUT /logspec body can carry (16 KiB, less the
  * `{"spec":""}` around it), so a spec the ConfigMap can set, PUT can set too.
  */
-export const maxConfigMapSpecBytes = 16 * 1024 - '{"spec":""}'.length;
+const maxConfigMapSpecBytes = 16 * 1024 - '{"spec":""}'.length;
 
 function digest(value: string): string {
   return createHash('sha256').update(value).digest('base64');

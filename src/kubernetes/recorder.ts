@@ -67,7 +67,7 @@ export interface EventRecorderOptions {
   random?: () => number;
 }
 
-export const recorderDefaults = {
+const recorderDefaults = {
   queueLimit: 256,
   burst: 25,
   // client-go refills one token per 5 minutes and drops what exceeds it; we coalesce instead

@@ -28,7 +28,7 @@ export interface MetricDefinition {
 }
 
 /** Prometheus' default buckets (seconds), as Fabric uses them. */
-export const defaultBuckets: readonly number[] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const defaultBuckets: readonly number[] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 const identifier = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 

@@ -121,7 +121,7 @@ abstract class Handle<S> {
   }
 }
 
-export class CounterHandle extends Handle<CounterSeries> implements Counter {
+class CounterHandle extends Handle<CounterSeries> implements Counter {
   with(labels: LabelValues): Counter {
     return new CounterHandle(this.core, this.core.bind(this.labels, labels));
   }
@@ -135,7 +135,7 @@ export class CounterHandle extends Handle<CounterSeries> implements Counter {
   }
 }
 
-export class GaugeHandle extends Handle<GaugeSeries> implements Gauge {
+class GaugeHandle extends Handle<GaugeSeries> implements Gauge {
   with(labels: LabelValues): Gauge {
     return new GaugeHandle(this.core, this.core.bind(this.labels, labels));
   }
@@ -155,7 +155,7 @@ export class GaugeHandle extends Handle<GaugeSeries> implements Gauge {
   }
 }
 
-export class HistogramHandle extends Handle<HistogramSeries> implements Histogram {
+class HistogramHandle extends Handle<HistogramSeries> implements Histogram {
   with(labels: LabelValues): Histogram {
     return new HistogramHandle(this.core, this.core.bind(this.labels, labels));
   }

@@ -31,7 +31,7 @@ export interface FileBound {
   readonly kind: string;
 }
 
-export const pemFileBound: FileBound = { maxBytes: maxPemFileBytes, kind: 'a PEM file' };
+const pemFileBound: FileBound = { maxBytes: maxPemFileBytes, kind: 'a PEM file' };
 
 export interface ReadOptions {
   /** O_NOFOLLOW: a symbolic link at the path (its last component) is refused, not followed. */

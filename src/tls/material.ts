@@ -34,7 +34,7 @@ export const tls12CipherSuites = [
   'AES256-GCM-SHA384',
 ] as const;
 
-export const tls13CipherSuites: readonly string[] = DEFAULT_CIPHERS.split(':').filter((suite) => suite.startsWith('TLS_'));
+const tls13CipherSuites: readonly string[] = DEFAULT_CIPHERS.split(':').filter((suite) => suite.startsWith('TLS_'));
 
 export const minimumTlsVersion = 'TLSv1.2';
 

@@ -59,7 +59,7 @@ function kindOf(value: unknown): string {
 }
 
 /** Explains, in one bounded sentence, why a parsed JSON body is not `{"spec": "<string>"}`. */
-export function describeBodyProblem(body: unknown): string | null {
+function describeBodyProblem(body: unknown): string | null {
   if (isLogSpecBody(body)) return null;
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     return `request body must be a JSON object {"spec": "<logging specification>"}; got ${kindOf(body)}`;

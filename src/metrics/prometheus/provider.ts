@@ -25,7 +25,7 @@ export const droppedDefaultMetrics: readonly string[] = ['nodejs_active_handles_
  * The name a counter is exposed under: Prometheus' `_total` convention (which promtool
  * enforces, and which Prometheus stores anyway when it scrapes OpenMetrics).
  */
-export function counterExpositionName(fqName: string): string {
+function counterExpositionName(fqName: string): string {
   return fqName.endsWith('_total') ? fqName : `${fqName}_total`;
 }
 

@@ -22,7 +22,7 @@ function formatMilliseconds(seconds: number): string {
   return formatStatsdNumber(Math.round(seconds * 1_000_000) / 1000);
 }
 
-export class CounterCell {
+class CounterCell {
   value = 0;
   touched = false;
 
@@ -32,7 +32,7 @@ export class CounterCell {
   }
 }
 
-export class GaugeCell {
+class GaugeCell {
   value = 0;
   isSet = false;
 
@@ -47,7 +47,7 @@ export class GaugeCell {
   }
 }
 
-export class TimingCell {
+class TimingCell {
   /** Observations kept this interval, in seconds. */
   readonly samples: number[] = [];
   /** Observations made this interval (kept or not). */

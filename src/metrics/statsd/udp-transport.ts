@@ -82,7 +82,7 @@ export function formatAddress(host: string, port: number): string {
 }
 
 /** Resolves unreachable when the name does not resolve or the port is refused within the timeout. */
-export async function probeUdp(host: string, port: number, timeoutMs: number, scheduler: Scheduler): Promise<Reachability> {
+async function probeUdp(host: string, port: number, timeoutMs: number, scheduler: Scheduler): Promise<Reachability> {
   let address: { address: string; family: number };
   try {
     address = await lookup(host);
