@@ -40,17 +40,20 @@ export function createOperationsApp(domain: OperationsDomain, options: AppOption
   app.set('etag', false);
 
   const routes: Route[] = [
-    { path: '/logspec', protected: true, get: getLogSpec(domain), put: putLogSpec(domain, options.limits.maxBodyBytes) },
+    // Probes first: the layers are matched in order, and /healthz is the most asked path.
     { path: '/healthz', protected: false, get: getHealth(domain) },
+    { path: '/logspec', protected: true, get: getLogSpec(domain), put: putLogSpec(domain, options.limits.maxBodyBytes) },
     { path: '/version', protected: false, get: getVersion(domain) },
   ];
   if (domain.scrape) routes.push({ path: '/metrics', protected: true, get: getMetrics(domain.scrape) });
 
-  app.use(requestId);
-  app.use(countResponses(domain));
-  app.use(limitResponseTime(options.logger, options.limits.responseTimeoutMs));
-
-  for (const mount of options.mounts ?? []) app.use(mount.path, mount.handler);
+  // What every request gets, in one layer (each layer is a match per request): its id, its count
+  // in the request metric once answered, and the response time limit.
+  const count = countResponses(domain);
+  const limit = limitResponseTime(options.logger, options.limits.responseTimeoutMs);
+  app.use((req, res, next) => {
+    requestId(req, res, () => count(req, res, () => limit(req, res, next)));
+  });
 
   const clientCertificate = requireClientCertificate(options.tlsEnabled, options.logger);
 
@@ -70,6 +73,9 @@ export function createOperationsApp(domain: OperationsDomain, options: AppOption
       sendError(res, 405, `method ${req.method} not allowed on ${route.path}; allowed: ${allowed(route)}`);
     });
   }
+
+  // Other concerns' paths after the operations API's own (disjoint paths: only the order of the matching changes).
+  for (const mount of options.mounts ?? []) app.use(mount.path, mount.handler);
 
   app.use((req: Request, res: Response) => {
     sendError(res, 404, `no such resource: ${clip(req.path, 200)}`);

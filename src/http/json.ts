@@ -7,7 +7,16 @@ import type { Response } from 'express';
  */
 export const jsonContentType = 'application/json; charset=utf-8';
 
-/** Answers `status` with `body` as JSON (express's res.json, with the charset named). */
+/**
+ * Answers `status` with `body` as JSON: the bytes and headers of express's res.json (with the
+ * charset named), written with Node's own calls: res.json's path through res.send (its type
+ * checks, ETag and freshness logic, switched off or without effect here) is server time on every
+ * keep-alive /healthz (issue 32; docs/performance.md). HEAD gets the headers only (Node omits the body).
+ */
 export function sendJson(res: Response, status: number, body: unknown): void {
-  res.status(status).set('Content-Type', jsonContentType).json(body);
+  const text = JSON.stringify(body);
+  res.statusCode = status;
+  res.setHeader('Content-Type', jsonContentType);
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.end(text);
 }
