@@ -410,31 +410,12 @@ export class FabricNetwork {
   async startPeer(): Promise<void> {
     const work = path.join(this.dir, 'peer');
     await mkdir(work, { recursive: true });
-    const node = this.peerNode;
-    this.peerEnv = {
-      PATH: process.env.PATH,
-      HOME: this.dir,
-      FABRIC_CFG_PATH: path.join(this.dir, 'cfg/peer'),
-      FABRIC_LOGGING_SPEC: 'info',
-      CORE_PEER_ID: 'peer0.org1.example.com',
-      CORE_PEER_LISTENADDRESS: `127.0.0.1:${this.ports.peer}`,
-      CORE_PEER_ADDRESS: `127.0.0.1:${this.ports.peer}`,
-      CORE_PEER_CHAINCODELISTENADDRESS: `127.0.0.1:${this.ports.peerChaincode}`,
-      CORE_PEER_CHAINCODEADDRESS: `127.0.0.1:${this.ports.peerChaincode}`,
-      CORE_PEER_GOSSIP_BOOTSTRAP: `127.0.0.1:${this.ports.peer}`,
-      CORE_PEER_GOSSIP_EXTERNALENDPOINT: `127.0.0.1:${this.ports.peer}`,
-      CORE_PEER_LOCALMSPID: 'Org1MSP',
-      CORE_PEER_MSPCONFIGPATH: path.join(node, 'msp'),
-      CORE_PEER_TLS_ENABLED: 'true',
-      CORE_PEER_TLS_CERT_FILE: path.join(node, 'tls/server.crt'),
-      CORE_PEER_TLS_KEY_FILE: path.join(node, 'tls/server.key'),
-      CORE_PEER_TLS_ROOTCERT_FILE: path.join(node, 'tls/ca.crt'),
-      CORE_PEER_FILESYSTEMPATH: path.join(work, 'production'),
-      CORE_LEDGER_SNAPSHOTS_ROOTDIR: path.join(work, 'snapshots'),
-      CORE_OPERATIONS_LISTENADDRESS: `127.0.0.1:${this.ports.peerOps}`,
-      CORE_METRICS_PROVIDER: this.metricsProvider,
-      CORE_CHAINCODE_EXECUTETIMEOUT: '30s',
-    };
+    this.peerEnv = this.peerEnvironment({
+      id: 'peer0.org1.example.com',
+      node: this.peerNode,
+      work,
+      ports: { peer: this.ports.peer, chaincode: this.ports.peerChaincode, ops: this.ports.peerOps },
+    });
     await this.launchPeer();
   }
 
@@ -470,28 +451,34 @@ export class FabricNetwork {
     });
   }
 
-  /** The second peer's environment: peer0's (startPeer) with its own identity, ports, ledger and gossip. */
-  private secondPeerEnv(gossip: SecondPeerGossip): NodeJS.ProcessEnv {
-    const ports = this.peer1Ports;
-    const node = this.peer1Node;
-    const work = path.join(this.dir, 'peer1');
+  /**
+   * A peer's environment: its identity, ports and ledger folder; gossip bootstraps to its own
+   * address (never another peer's, and not core.yaml's 127.0.0.1:7051: any other peer on this
+   * machine could be there; gossip skips a bootstrap address that is its own). `gossip` (the
+   * second peer) sets its leadership by hand instead of electing.
+   */
+  private peerEnvironment(peer: {
+    id: string;
+    node: string;
+    work: string;
+    ports: { peer: number; chaincode: number; ops: number };
+    gossip?: SecondPeerGossip;
+  }): NodeJS.ProcessEnv {
+    const { node, work, ports } = peer;
     const address = `127.0.0.1:${ports.peer}`;
     return {
       PATH: process.env.PATH,
       HOME: this.dir,
       FABRIC_CFG_PATH: path.join(this.dir, 'cfg/peer'),
       FABRIC_LOGGING_SPEC: 'info',
-      CORE_PEER_ID: 'peer1.org1.example.com',
+      CORE_PEER_ID: peer.id,
       CORE_PEER_LISTENADDRESS: address,
       CORE_PEER_ADDRESS: address,
       CORE_PEER_CHAINCODELISTENADDRESS: `127.0.0.1:${ports.chaincode}`,
       CORE_PEER_CHAINCODEADDRESS: `127.0.0.1:${ports.chaincode}`,
-      // Its own address, as peer0's: never peer0's, and not core.yaml's 127.0.0.1:7051 (any other
-      // peer on this machine could be there). Gossip skips a bootstrap address that is its own.
       CORE_PEER_GOSSIP_BOOTSTRAP: address,
       CORE_PEER_GOSSIP_EXTERNALENDPOINT: address,
-      CORE_PEER_GOSSIP_USELEADERELECTION: 'false',
-      CORE_PEER_GOSSIP_ORGLEADER: String(gossip.orgLeader),
+      ...(peer.gossip === undefined ? {} : { CORE_PEER_GOSSIP_USELEADERELECTION: 'false', CORE_PEER_GOSSIP_ORGLEADER: String(peer.gossip.orgLeader) }),
       CORE_PEER_LOCALMSPID: 'Org1MSP',
       CORE_PEER_MSPCONFIGPATH: path.join(node, 'msp'),
       CORE_PEER_TLS_ENABLED: 'true',
@@ -504,6 +491,11 @@ export class FabricNetwork {
       CORE_METRICS_PROVIDER: this.metricsProvider,
       CORE_CHAINCODE_EXECUTETIMEOUT: '30s',
     };
+  }
+
+  /** The second peer's environment: its own identity, ports, ledger, and `gossip`. */
+  private secondPeerEnv(gossip: SecondPeerGossip): NodeJS.ProcessEnv {
+    return this.peerEnvironment({ id: 'peer1.org1.example.com', node: this.peer1Node, work: path.join(this.dir, 'peer1'), ports: this.peer1Ports, gossip });
   }
 
   /**
