@@ -4,14 +4,19 @@
  * 3.1.5 peer (../shared/fixtures/fabric-recorded, peer0.org1 step 1) with every series of its
  * channel ch1 repeated for 20 channels, its heights moving one block per read (a few nodes 10
  * blocks behind, one stalled). Prints each round's latency against the bound (nodeTimeout + 1 s),
- * the bytes read of each /metrics, the statuses, and the fleet process's RSS at rounds 10, 30 and 50
- * and at the last round (100 by default).
+ * the bytes read of each /metrics, the statuses, the process's CPU a round, and the fleet process's
+ * RSS at rounds 10, 30 and 50 and at the last round (100 by default), before and after a full GC,
+ * with where it is (the main thread's malloc heap, V8's heap pages against V8's own count, files),
+ * the young generation V8 ran with, and issue 33's goal (RSS at the last round no worse than at round 10).
  *
  *   node_modules/.bin/tsc -p tsconfig.json --outDir .tmp/bench-build \
  *     && $(scripts/node24.sh) --expose-gc .tmp/bench-build/bench/fleet-channels.js [--nodes 500] [--timeout 2s] [--concurrency 16] [--rounds 100]
  *
  * The nodes run in a child process (one process, 500 HTTPS ports), so the fleet server's memory is
- * its own. BENCH_VERBOSE=1 prints every round with process.memoryUsage().
+ * its own. BENCH_VERBOSE=1 prints every round with that split. V8's options go before the script:
+ * `--scavenger-max-new-space-capacity-mb=8` (or `--max-semi-space-size=16`) caps the young generation
+ * that makes RSS climb on a large machine; `--max-heap-size=128` sizes V8 as in a 256 MiB container
+ * (docs/fleet-channels.md, "Scale").
  */
 import { fork } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -22,6 +27,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
+import v8 from 'node:v8';
 import { fleetConfigFrom, fleetExtension, type FleetChannelReport } from '../src/fleet';
 import { OperationsSystem } from '../src/system';
 import { testConfig } from '../test/support/config';
@@ -101,6 +107,109 @@ function get(url: string, pki: TestPki): Promise<{ status: number; ms: number; b
 }
 
 const mb = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
+
+/** What the process's memory was at a moment (Linux: from /proc/self/smaps; the split is 0 elsewhere). */
+interface MemoryFigures {
+  rss: number;
+  /** The main thread's malloc heap ([heap]): OpenSSL's and Node's native allocations, the Buffers' bytes. */
+  brk: number;
+  /** Every other anonymous mapping: V8's heap pages, the other threads' malloc arenas, large mmapped allocations. */
+  anonymous: number;
+  /** Of `anonymous`, the mappings of V8's heap pages (256 KiB-aligned, not code): what V8's pages really hold resident. */
+  v8Pages: number;
+  /** Mapped files: node's binary and libraries. */
+  file: number;
+  heapUsed: number;
+  external: number;
+  arrayBuffers: number;
+  /** V8's heap: committed, and what V8 counts of it as resident. */
+  v8Committed: number;
+  v8Physical: number;
+  /** Each space's resident / committed size. */
+  spaces: string;
+}
+
+/** A mark: the figures at the round's end, then after a full GC. */
+interface Mark {
+  before: MemoryFigures;
+  after: MemoryFigures;
+}
+
+/** V8's heap pages are 256 KiB, allocated at 256 KiB-aligned addresses; glibc's thread arenas start at 64 MiB-aligned ones. */
+const v8PageBytes = 256 * 1024;
+const arenaBytes = 64 * 1024 * 1024;
+
+function memoryFigures(): MemoryFigures {
+  let brk = 0;
+  let anonymous = 0;
+  let v8Pages = 0;
+  let file = 0;
+  try {
+    let name = '';
+    let v8Page = false;
+    for (const line of readFileSync('/proc/self/smaps', 'utf8').split('\n')) {
+      const mapping = /^([0-9a-f]+)-([0-9a-f]+) (\S+) \S+ \S+ \d+\s*(.*)$/.exec(line);
+      if (mapping !== null) {
+        name = mapping[4] ?? '';
+        const start = Number.parseInt(mapping[1] ?? '', 16);
+        const size = Number.parseInt(mapping[2] ?? '', 16) - start;
+        v8Page = start % v8PageBytes === 0 && size % v8PageBytes === 0 && start % arenaBytes !== 0 && !(mapping[3] ?? '').includes('x');
+      } else if (line.startsWith('Rss:')) {
+        const bytes = Number(line.split(/\s+/)[1]) * 1024;
+        if (name === '[heap]') brk += bytes;
+        else if (name === '') {
+          anonymous += bytes;
+          if (v8Page) v8Pages += bytes;
+        } else if (name.startsWith('/')) file += bytes;
+      }
+    }
+  } catch {
+    // not Linux: no split
+  }
+  const memory = process.memoryUsage();
+  const heap = v8.getHeapStatistics();
+  const spaces = v8
+    .getHeapSpaceStatistics()
+    .filter((space) => space.space_size > 0)
+    .map((space) => `${space.space_name.replace('_space', '')} ${mb(space.physical_space_size)}/${mb(space.space_size)}`)
+    .join(', ');
+  return {
+    rss: memory.rss,
+    brk,
+    anonymous,
+    v8Pages,
+    file,
+    heapUsed: memory.heapUsed,
+    external: memory.external,
+    arrayBuffers: memory.arrayBuffers,
+    v8Committed: heap.total_heap_size,
+    v8Physical: heap.total_physical_size,
+    spaces,
+  };
+}
+
+function describeMemory(figures: MemoryFigures): string {
+  return (
+    `RSS ${mb(figures.rss)} = malloc heap ${mb(figures.brk)} + anonymous ${mb(figures.anonymous)} (V8's heap pages ${mb(figures.v8Pages)}; V8 counts ${mb(figures.v8Physical)} of its ` +
+    `${mb(figures.v8Committed)} committed as resident) + files ${mb(figures.file)}; heap used ${mb(figures.heapUsed)}, external ${mb(figures.external)} ` +
+    `(array buffers ${mb(figures.arrayBuffers)}); spaces resident by V8's count/committed: ${figures.spaces}`
+  );
+}
+
+/**
+ * The young generation this process ran with: its size is what makes RSS climb over the first rounds (docs/fleet-channels.md,
+ * "Scale"). V8 sizes it from the memory Node reports (the host's, or the container's limit) unless --max-semi-space-size is given.
+ */
+function youngGeneration(): string {
+  const newSpace = v8.getHeapSpaceStatistics().find((space) => space.space_name === 'new_space');
+  const memory = process.constrainedMemory() > 0 ? Math.min(process.constrainedMemory(), os.totalmem()) : os.totalmem();
+  const flags = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)].filter((flag) => flag !== '');
+  return (
+    `V8's young generation: new space ${mb(newSpace?.space_size ?? 0)} committed at the end (two semi-spaces); memory Node sized the heap from ${mb(memory)}; ` +
+    `node options: ${flags.length > 0 ? flags.join(' ') : 'none'}`
+  );
+}
+
 const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN;
 
 async function main(): Promise<void> {
@@ -146,32 +255,37 @@ async function main(): Promise<void> {
     logStream: new Writable({ write: (_c, _e, done) => done() }),
     extensions: [fleetExtension(config)],
   });
-  const heap = (): string => {
-    (globalThis as { gc?: () => void }).gc?.();
-    return mb(process.memoryUsage().heapUsed);
-  };
+  const fullGc = (): void => (globalThis as { gc?: () => void }).gc?.();
   try {
     const latencies: number[] = [];
     const roundMs: number[] = [];
-    const rss: Record<number, string> = {};
+    const cpuMs: number[] = [];
+    const rssByRound: number[] = [];
+    const marks = new Map<number, Mark>();
     let last: FleetChannelReport | undefined;
-    const rssStart = mb(process.memoryUsage().rss);
+    const rssStart = process.memoryUsage.rss();
     for (let round = 1; round <= rounds; round += 1) {
+      const cpuBefore = process.cpuUsage();
       const answer = await get(`${fleet.url}/fleet/channels`, pki);
+      const cpu = process.cpuUsage(cpuBefore);
+      cpuMs.push((cpu.user + cpu.system) / 1000);
       if (answer.status !== 200) throw new Error(`/fleet/channels answered ${answer.status}: ${answer.body.slice(0, 200)}`);
       last = JSON.parse(answer.body) as FleetChannelReport;
       latencies.push(answer.ms);
       roundMs.push(last.round.durationMs);
-      // Rounds 10, 30 and 50 as well as the last: RSS climbs to a plateau over the first 30-40 rounds (native memory of
-      // the TLS connections, not the heap: the heap after GC is the same at every mark), then stays there.
+      rssByRound.push(process.memoryUsage.rss());
+      // Rounds 10, 30 and 50 as well as the last: with V8's default young generation on a large machine (two 64 MB
+      // semi-spaces), RSS climbs over the first 30-40 rounds as the young generation's pages become resident
+      // (docs/fleet-channels.md, "Scale"); the heap after a full GC is the same at every mark.
       if ([10, 30, 50].includes(round) || round === rounds) {
-        const used = heap();
-        const memory = process.memoryUsage();
-        rss[round] = `${mb(memory.rss)} (after GC: heap ${used} used of ${mb(memory.heapTotal)}, external ${mb(memory.external)})`;
+        const before = memoryFigures();
+        fullGc();
+        marks.set(round, { before, after: memoryFigures() });
       }
       if (process.env.BENCH_VERBOSE !== undefined || round === 1 || round % 10 === 0)
         console.log(
-          `  round ${round}: /fleet/channels ${answer.ms.toFixed(0)} ms (the round ${last.round.durationMs} ms, cut ${last.round.cut}), RSS ${mb(process.memoryUsage().rss)}${process.env.BENCH_VERBOSE !== undefined ? ` ${JSON.stringify(process.memoryUsage())}` : ''}`,
+          `  round ${round}: /fleet/channels ${answer.ms.toFixed(0)} ms (the round ${last.round.durationMs} ms, cut ${last.round.cut}, CPU ${cpuMs[cpuMs.length - 1]?.toFixed(0)} ms), ` +
+            (process.env.BENCH_VERBOSE !== undefined ? describeMemory(memoryFigures()) : `RSS ${mb(process.memoryUsage.rss())}`),
         );
     }
     if (last === undefined) throw new Error('no round ran');
@@ -179,17 +293,35 @@ async function main(): Promise<void> {
     const over = roundMs.filter((ms) => ms > bound).length;
     console.log(
       `rounds: the fleet's round median ${median(roundMs).toFixed(0)} ms, max ${Math.max(...roundMs).toFixed(0)} ms; /fleet/channels answered in median ${median(latencies).toFixed(0)} ms, max ${Math.max(...latencies).toFixed(0)} ms ` +
-        `(bound: nodeTimeout + 1 s = ${bound} ms; ${over} of ${roundMs.length} rounds over it)`,
+        `(bound: nodeTimeout + 1 s = ${bound} ms; ${over} of ${roundMs.length} rounds over it); the process's CPU (user + system, all its threads) median ${median(cpuMs).toFixed(0)} ms a round`,
     );
     console.log(
       `last round: ${last.summary.nodes} nodes, ${last.summary.channels} channels: ${last.summary.ok} ok, ${last.summary.behind} behind, ${last.summary.stalled} stalled, ${last.summary.unreadable} not read; ` +
         `bytes read of each /metrics: median ${(median(read) / 1024).toFixed(0)} KB of ${(ready.bytes / 1024).toFixed(0)} KB (the read stops after the height family)`,
     );
-    const marks = Object.keys(rss)
-      .map(Number)
-      .sort((a, b) => a - b)
-      .map((round) => `${rss[round]} at round ${round}`);
-    console.log(`fleet process RSS: ${rssStart} at start, ${marks.join(', ')}`);
+    const markRounds = [...marks.keys()].sort((a, b) => a - b);
+    console.log(
+      `fleet process RSS: ${mb(rssStart)} at start, ` +
+        markRounds
+          .map((round) => `${mb(marks.get(round)?.before.rss ?? 0)} at round ${round} (after a full GC ${mb(marks.get(round)?.after.rss ?? 0)})`)
+          .join(', '),
+    );
+    for (const round of markRounds) {
+      const mark = marks.get(round);
+      if (mark !== undefined) console.log(`  round ${round}, after a full GC: ${describeMemory(mark.after)}`);
+    }
+    console.log(youngGeneration());
+    const first = marks.get(10);
+    const final = marks.get(rounds);
+    if (first !== undefined && final !== undefined && rounds > 10) {
+      const verdict = (from: number, to: number): string =>
+        `${mb(to)} at round ${rounds} against ${mb(from)} at round 10: ${to <= from ? 'met' : `not met (${mb(to - from)} more)`}`;
+      const lastTen = rssByRound.slice(-10);
+      console.log(
+        `issue 33, RSS no worse at round ${rounds} than at round 10: ${verdict(first.before.rss, final.before.rss)}; after a full GC ${verdict(first.after.rss, final.after.rss)}; ` +
+          `RSS over the last 10 rounds between ${mb(Math.min(...lastTen))} and ${mb(Math.max(...lastTen))}`,
+      );
+    }
   } finally {
     await fleet.stop(0);
     child.kill();
