@@ -55,6 +55,9 @@ export function createOperationsApp(domain: OperationsDomain, options: AppOption
     requestId(req, res, () => count(req, res, () => limit(req, res, next)));
   });
 
+  // Other concerns' paths before the operations API's own: companion mode answers /logspec itself (the node's).
+  for (const mount of options.mounts ?? []) app.use(mount.path, mount.handler);
+
   const clientCertificate = requireClientCertificate(options.tlsEnabled, options.logger);
 
   // One express route per path, its methods in order, then any other method (405). A route's
@@ -73,9 +76,6 @@ export function createOperationsApp(domain: OperationsDomain, options: AppOption
       sendError(res, 405, `method ${req.method} not allowed on ${route.path}; allowed: ${allowed(route)}`);
     });
   }
-
-  // Other concerns' paths after the operations API's own (disjoint paths: only the order of the matching changes).
-  for (const mount of options.mounts ?? []) app.use(mount.path, mount.handler);
 
   app.use((req: Request, res: Response) => {
     sendError(res, 404, `no such resource: ${clip(req.path, 200)}`);
