@@ -1,3 +1,4 @@
+import { environmentSchema } from '../config/environment';
 import type { Counter, Gauge, Histogram, MetricsProvider } from '../metrics/types';
 import type { ContractChaincode, ShimChaincode, ShimResponse, ShimStub } from './shim-types';
 import { monotonicClock, type Clock } from '../time';
@@ -26,7 +27,7 @@ export const otherName = 'other';
 export const maxFunctionNameLength = 128;
 
 /** Default cap on the function names of plain chaincodes that get series of their own. */
-export const defaultMaxFunctionNames = 100;
+export const defaultMaxFunctionNames = environmentSchema.chaincodeMaxFunctions.default;
 
 /**
  * The function names of plain (Init/Invoke) chaincodes that have series of their own. There the

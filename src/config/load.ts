@@ -1,7 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ConfigError } from '../errors';
-import { dialectDefinition, normaliseConfig } from './normalise';
+import { dialectDefinition } from './dialect';
+import { normaliseConfig } from './normalise';
 import { dialects, type Dialect, type NormalisedConfig } from './types';
 import { describeFileError } from '../file-errors';
 import { emptyEnvironmentVariables } from './settings';

@@ -19,8 +19,6 @@ import { readCompanion } from './companion-settings';
 const defaultDockerEndpoint = 'unix:///var/run/docker.sock';
 const defaultCriEndpoint = 'unix:///run/containerd/containerd.sock';
 
-export { dialectDefinition };
-
 export interface NormaliseInput {
   dialect: Dialect;
   /** The parsed YAML document (null/undefined: an empty file, or the embedded defaults). */

@@ -1,4 +1,4 @@
-import { dialectDefinition } from './normalise';
+import { dialectDefinition } from './dialect';
 import { environmentVariableFor, schemaLeaves, type SettingKind, type SettingValue } from './settings';
 import type { Dialect } from './types';
 

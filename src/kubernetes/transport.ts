@@ -1,6 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type * as K8s from '@kubernetes/client-node' with { 'resolution-mode': 'import' };
+import { environmentSchema } from '../config/environment';
 import { outboundRequest } from '../http-client';
 import { keepAliveScheduler } from '../time';
 import { checkAccessPath, KubernetesAccessError } from './access';
@@ -23,7 +24,7 @@ export type { KubernetesTransport, TransportOptions, WatchEnd, WatchStream } fro
  */
 export function createTransport(kubeConfig: K8s.KubeConfig, options: TransportOptions = {}): KubernetesTransport {
   const requestTimeoutMs = options.requestTimeoutMs ?? 10_000;
-  const inactivityMs = options.watchInactivityTimeoutMs ?? 30_000;
+  const inactivityMs = options.watchInactivityTimeoutMs ?? environmentSchema.kubernetesWatchTimeout.default;
   const server = kubeConfig.getCurrentCluster()?.server ?? '';
 
   /** The URL and the request options: client-node's agent (its proxy), TLS files and credentials, and the headers. */

@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import { loadConfig } from '../../../src/config/load';
-import { dialectDefinition } from '../../../src/config/normalise';
+import { dialectDefinition } from '../../../src/config/dialect';
 import { settingsReference } from '../../../src/config/reference';
 import { environmentVariableFor, resolveSettings } from '../../../src/config/settings';
 import type { Dialect } from '../../../src/config/types';
