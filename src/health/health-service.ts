@@ -49,6 +49,8 @@ interface Run {
 export class HealthService implements OperationsHealth {
   private readonly timeoutMs: number;
   private readonly clock: Clock;
+  /** The last report time formatted, and its millisecond (timeNow). */
+  private lastTime = { ms: Number.NaN, text: '' };
   private readonly logger: Logger;
   private readonly metrics: HealthMetrics | undefined;
   private readonly onStateChange: HealthServiceOptions['onStateChange'];
@@ -165,7 +167,7 @@ export class HealthService implements OperationsHealth {
         this.logger.error(reason);
         return {
           status: 'Service Unavailable',
-          time: new Date(this.clock.now()).toISOString(),
+          time: this.timeNow(),
           failed_checks: run.components.map((component) => ({ component, reason })),
         };
       });
@@ -260,8 +262,18 @@ export class HealthService implements OperationsHealth {
       if (!result.ok) failed.push({ component, reason: result.reason });
     }
     failed.sort((a, b) => compareNames(a.component, b.component));
-    const time = new Date(this.clock.now()).toISOString();
+    const time = this.timeNow();
     return failed.length === 0 ? { status: 'OK', time } : { status: 'Service Unavailable', time, failed_checks: failed };
+  }
+
+  /**
+   * The clock's time as a report gives it. Reports within the same millisecond share the text:
+   * formatting a Date was a twentieth of the server's time on a keep-alive /healthz (issue 32).
+   */
+  private timeNow(): string {
+    const now = this.clock.now();
+    if (now !== this.lastTime.ms) this.lastTime = { ms: now, text: new Date(now).toISOString() };
+    return this.lastTime.text;
   }
 
   /** What a caller that stopped waiting gets: what had finished, the rest marked cancelled. */

@@ -1,5 +1,7 @@
+import { messageOf } from '../errors';
 import { clip } from '../text';
-import express, { type ErrorRequestHandler, type Express, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import express, { Router, type RequestHandler } from 'express';
 import type { Logger } from '../logging/types';
 import type { OperationsDomain } from './domain';
 import { sendError } from './errors';
@@ -10,6 +12,7 @@ import { getVersion } from './handlers/version';
 import { requireClientCertificate } from './middleware/client-auth';
 import { requestId } from './middleware/request-id';
 import { seconds, type HttpLimits } from './limits';
+import { requestPath } from './request-path';
 
 export interface AppOptions {
   tlsEnabled: boolean;
@@ -31,13 +34,19 @@ function allowed(route: Route): string {
   return route.put ? 'GET, HEAD, PUT, OPTIONS' : 'GET, HEAD, OPTIONS';
 }
 
-/** The operations API: routes, the client-certificate rule, and the error shapes. */
-export function createOperationsApp(domain: OperationsDomain, options: AppOptions): Express {
-  const app = express();
-  app.set('case sensitive routing', true);
-  app.set('strict routing', true);
-  app.set('x-powered-by', false);
-  app.set('etag', false);
+type Next = (error?: unknown) => void;
+
+/**
+ * The operations API: routes, the client-certificate rule, and the error shapes, on express's
+ * router. Its handlers take node:http's request and response: no express application sits in
+ * front of them, because an application re-parents every request and response onto its own
+ * prototypes (two `Object.setPrototypeOf` a request), which was a fifth of the server's time on a
+ * keep-alive /healthz and made V8 re-optimise Node's own stream code (issue 32;
+ * docs/performance.md). The mounts of other concerns, written for express, run inside an express
+ * application of their own, as before.
+ */
+export function createOperationsApp(domain: OperationsDomain, options: AppOptions): RequestListener {
+  const app = Router({ caseSensitive: true, strict: true });
 
   const routes: Route[] = [
     // Probes first: the layers are matched in order, and /healthz is the most asked path.
@@ -51,12 +60,16 @@ export function createOperationsApp(domain: OperationsDomain, options: AppOption
   // in the request metric once answered, and the response time limit.
   const count = countResponses(domain);
   const limit = limitResponseTime(options.logger, options.limits.responseTimeoutMs);
-  app.use((req, res, next) => {
-    requestId(req, res, () => count(req, res, () => limit(req, res, next)));
+  app.use((req: IncomingMessage, res: ServerResponse, next: Next) => {
+    requestId(req, res);
+    count(req, res);
+    limit(req, res);
+    next();
   });
 
   // Other concerns' paths before the operations API's own: companion mode answers /logspec itself (the node's).
-  for (const mount of options.mounts ?? []) app.use(mount.path, mount.handler);
+  const mounts = options.mounts ?? [];
+  if (mounts.length > 0) app.use(mountsApp(mounts));
 
   const clientCertificate = requireClientCertificate(options.tlsEnabled, options.logger);
 
@@ -67,62 +80,102 @@ export function createOperationsApp(domain: OperationsDomain, options: AppOption
     const methods = app.route(route.path);
     methods.get(...guard, route.get);
     if (route.put) methods.put(...guard, route.put);
-    methods.options((_req, res) => {
+    methods.options((_req: IncomingMessage, res: ServerResponse) => {
       res.setHeader('Allow', allowed(route));
-      res.status(204).end();
+      res.statusCode = 204;
+      res.end();
     });
-    methods.all(...guard, (req, res) => {
+    methods.all(...guard, (req: IncomingMessage, res: ServerResponse) => {
       res.setHeader('Allow', allowed(route));
       sendError(res, 405, `method ${req.method} not allowed on ${route.path}; allowed: ${allowed(route)}`);
     });
   }
 
-  app.use((req: Request, res: Response) => {
-    sendError(res, 404, `no such resource: ${clip(req.path, 200)}`);
+  app.use((req: IncomingMessage, res: ServerResponse) => {
+    sendError(res, 404, `no such resource: ${clip(requestPath(req), 200)}`);
   });
   app.use(errorHandler(options.logger));
+  // express's types give the router express's request; the router itself works on node:http's.
+  const handle = app as unknown as (req: IncomingMessage, res: ServerResponse, next: Next) => void;
+  return (req, res) => handle(req, res, afterErrorHandler(req, res, options.logger));
+}
+
+/**
+ * The mounts in one express application, so that express's request and response (req.path,
+ * res.status, res.locals, ...) are what their routers get, with the settings the operations API
+ * had when it was an express application itself. A request no mount answers goes on to the routes.
+ */
+function mountsApp(mounts: NonNullable<AppOptions['mounts']>): express.Express {
+  const app = express();
+  app.set('case sensitive routing', true);
+  app.set('strict routing', true);
+  app.set('x-powered-by', false);
+  app.set('etag', false);
+  for (const mount of mounts) app.use(mount.path, mount.handler);
   return app;
 }
 
-function countResponses(domain: OperationsDomain): RequestHandler {
-  return (req, res, next) => {
-    res.on('finish', () => {
-      const path = (req.route as { path?: string } | undefined)?.path;
-      // A mounted router's route path is relative to its mount point (/fleet + /healthz).
-      const route = path === undefined ? 'unmatched' : `${req.baseUrl}${path}`;
-      domain.observeRequest(route, res.statusCode);
-    });
-    next();
+/** A request's matched route as the requests metric names it: `unmatched`, `/healthz`, `/fleet/nodes/:name` ... */
+function routeOf(req: IncomingMessage): string {
+  const routed = req as IncomingMessage & { route?: { path?: unknown }; baseUrl?: string };
+  const path = routed.route?.path;
+  // A mounted router's route path is relative to its mount point (/fleet + /healthz).
+  return typeof path === 'string' ? `${routed.baseUrl ?? ''}${path}` : 'unmatched';
+}
+
+function countResponses(domain: OperationsDomain): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    res.on('finish', () => domain.observeRequest(routeOf(req), res.statusCode));
   };
 }
 
-function limitResponseTime(logger: Logger, responseTimeoutMs: number): RequestHandler {
-  return (req: Request, res: Response, next: NextFunction) => {
+function limitResponseTime(logger: Logger, responseTimeoutMs: number): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
     const timer = setTimeout(() => {
       if (res.headersSent) {
         res.destroy();
         return;
       }
-      logger.warn('response took too long; giving up', { method: req.method, path: req.path, limitMs: responseTimeoutMs });
+      logger.warn('response took too long; giving up', { method: req.method, path: requestPath(req), limitMs: responseTimeoutMs });
       sendError(res, 503, `no response within ${seconds(responseTimeoutMs)}`);
     }, responseTimeoutMs);
     timer.unref();
     res.on('close', () => clearTimeout(timer));
-    next();
   };
 }
 
-function errorHandler(logger: Logger): ErrorRequestHandler {
-  return (err: unknown, req, res, next) => {
+function errorHandler(logger: Logger): (err: unknown, req: IncomingMessage, res: ServerResponse, next: Next) => void {
+  return (err, req, res, next) => {
     if (res.headersSent) {
       next(err);
       return;
     }
     logger.error('request failed', {
       method: req.method,
-      path: req.path,
-      error: err instanceof Error ? (err.stack ?? err.message) : String(err),
+      path: requestPath(req),
+      error: errorText(err),
     });
     sendError(res, 500, 'internal error; see the server log');
+  };
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? (err.stack ?? err.message) : messageOf(err);
+}
+
+/**
+ * What the router calls when nothing is left: only an error raised after the answer had begun
+ * (the error handler passes those on). The answer cannot be finished; it is logged and the
+ * connection closed, as express's final handler closed it.
+ */
+function afterErrorHandler(req: IncomingMessage, res: ServerResponse, logger: Logger): Next {
+  return (err) => {
+    if (err === undefined || err === 'route' || err === 'router') return;
+    logger.error('request failed after its answer began', {
+      method: req.method,
+      path: requestPath(req),
+      error: errorText(err),
+    });
+    res.destroy();
   };
 }

@@ -1,5 +1,5 @@
 import { clip } from '../text';
-import type { Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readTextBody } from './body';
 import { sendError } from './errors';
 
@@ -9,7 +9,7 @@ import { sendError } from './errors';
  * nothing when the client went away or the request was answered meanwhile. Every handler that
  * takes a body (PUT /logspec, /fleet/logspec) reads it through here.
  */
-export async function readBodyOrAnswer(req: Request, res: Response, maxBodyBytes: number): Promise<string | null> {
+export async function readBodyOrAnswer(req: IncomingMessage, res: ServerResponse, maxBodyBytes: number): Promise<string | null> {
   const body = await readTextBody(req, res, maxBodyBytes);
   if (res.headersSent) return null;
   switch (body.kind) {

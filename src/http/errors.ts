@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type ServerResponse } from 'node:http';
-import type { Response } from 'express';
 import { jsonContentType, sendJson } from './json';
 
 /** Every error response of the operations API: `{"error": "<message>"}`. */
-export function sendError(res: Response, status: number, message: string): void {
+export function sendError(res: ServerResponse, status: number, message: string): void {
   sendJson(res, status, { error: message });
 }
 

@@ -1,4 +1,4 @@
-import type { Response } from 'express';
+import type { ServerResponse } from 'node:http';
 
 /**
  * The media type of every JSON answer, charset included: express would otherwise look the
@@ -13,7 +13,7 @@ export const jsonContentType = 'application/json; charset=utf-8';
  * checks, ETag and freshness logic, switched off or without effect here) is server time on every
  * keep-alive /healthz (issue 32; docs/performance.md). HEAD gets the headers only (Node omits the body).
  */
-export function sendJson(res: Response, status: number, body: unknown): void {
+export function sendJson(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
   res.statusCode = status;
   res.setHeader('Content-Type', jsonContentType);

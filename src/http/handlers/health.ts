@@ -1,9 +1,9 @@
-import type { Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { OperationsDomain } from '../domain';
 import { sendJson } from '../json';
 
 export function getHealth(domain: OperationsDomain) {
-  return async (req: Request, res: Response): Promise<void> => {
+  return async (_req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const abandoned = new AbortController();
     const onClose = (): void => {
       if (!res.writableEnded) abandoned.abort();

@@ -1,5 +1,5 @@
 import { clip } from '../../text';
-import type { Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { LogSpecError, messageOf } from '../../errors';
 import { checkNormalisedLength } from '../../logging/spec';
 import { readBodyOrAnswer } from '../body-answer';
@@ -76,13 +76,13 @@ function describeBodyProblem(body: unknown): string | null {
 }
 
 export function getLogSpec(domain: OperationsDomain) {
-  return (_req: Request, res: Response): void => {
+  return (_req: IncomingMessage, res: ServerResponse): void => {
     sendJson(res, 200, { spec: domain.getLogSpec() });
   };
 }
 
 export function putLogSpec(domain: OperationsDomain, maxBodyBytes: number) {
-  return async (req: Request, res: Response): Promise<void> => {
+  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const text = await readBodyOrAnswer(req, res, maxBodyBytes);
     if (text === null) return;
     const parsed = parseJsonBody(text);
@@ -106,6 +106,7 @@ export function putLogSpec(domain: OperationsDomain, maxBodyBytes: number) {
       }
       throw err;
     }
-    res.status(204).end();
+    res.statusCode = 204;
+    res.end();
   };
 }

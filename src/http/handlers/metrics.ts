@@ -1,4 +1,4 @@
-import type { Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ScrapeEndpoint } from '../../metrics/types';
 
 /**
@@ -6,8 +6,8 @@ import type { ScrapeEndpoint } from '../../metrics/types';
  * with its Content-Length as before: the same bytes and headers as one `res.send(body)`.
  */
 export function getMetrics(scrape: ScrapeEndpoint) {
-  return async (req: Request, res: Response): Promise<void> => {
-    const { contentType, chunks } = await scrape.renderChunks(req.get('accept'));
+  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const { contentType, chunks } = await scrape.renderChunks(req.headers.accept);
     if (res.headersSent) return;
     const buffers: Buffer[] = [];
     let length = 0;
@@ -16,7 +16,9 @@ export function getMetrics(scrape: ScrapeEndpoint) {
       buffers.push(buffer);
       length += buffer.length;
     }
-    res.status(200).type(contentType).set('Content-Length', String(length));
+    res.statusCode = 200;
+    res.setHeader('Content-Type', contentType);
+    res.setHeader('Content-Length', String(length));
     if (req.method === 'HEAD') {
       res.end();
       return;

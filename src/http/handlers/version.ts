@@ -1,9 +1,9 @@
-import type { Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { OperationsDomain } from '../domain';
 import { sendJson } from '../json';
 
 export function getVersion(domain: OperationsDomain) {
-  return (_req: Request, res: Response): void => {
+  return (_req: IncomingMessage, res: ServerResponse): void => {
     sendJson(res, 200, domain.version);
   };
 }

@@ -1,11 +1,12 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Logger } from '../../logging/types';
 import { formatClientSubject } from '../../tls/subject';
 import { sendError } from '../errors';
+import { requestPath } from '../request-path';
 
 /** The verified client certificate's subject (formatClientSubject: `O=org1,CN=operator`), or undefined. */
-export function verifiedClientSubject(req: Request): string | undefined {
+export function verifiedClientSubject(req: IncomingMessage): string | undefined {
   const socket = req.socket as Partial<TLSSocket>;
   if (typeof socket.getPeerCertificate !== 'function' || socket.authorized !== true) return undefined;
   const cert = socket.getPeerCertificate();
@@ -14,7 +15,7 @@ export function verifiedClientSubject(req: Request): string | undefined {
 }
 
 /** The verified client certificate's subject, issuer and SHA-256 fingerprint (fleet writers), or undefined. */
-export function verifiedClientIdentity(req: Request): { subject: string; issuer: string; fingerprint256: string } | undefined {
+export function verifiedClientIdentity(req: IncomingMessage): { subject: string; issuer: string; fingerprint256: string } | undefined {
   const socket = req.socket as Partial<TLSSocket>;
   if (typeof socket.getPeerCertificate !== 'function' || socket.authorized !== true) return undefined;
   const cert = socket.getPeerCertificate();
@@ -26,17 +27,17 @@ export function verifiedClientIdentity(req: Request): { subject: string; issuer:
  * Paths that need a client certificate chaining to clientRootCAs when TLS is on.
  * Without TLS every path is open (README, TLS).
  */
-export function requireClientCertificate(tlsEnabled: boolean, logger: Logger): RequestHandler {
-  return (req: Request, res: Response, next: NextFunction): void => {
+export function requireClientCertificate(tlsEnabled: boolean, logger: Logger): (req: IncomingMessage, res: ServerResponse, next: () => void) => void {
+  return (req, res, next) => {
     if (!tlsEnabled || verifiedClientSubject(req) !== undefined) {
       next();
       return;
     }
     logger.warn('client certificate required', {
       method: req.method,
-      path: req.path,
+      path: requestPath(req),
       remoteAddress: req.socket.remoteAddress,
     });
-    sendError(res, 401, `a client certificate issued by a trusted client CA is required for ${req.path}`);
+    sendError(res, 401, `a client certificate issued by a trusted client CA is required for ${requestPath(req)}`);
   };
 }
