@@ -68,8 +68,7 @@ export function createOperationsApp(domain: OperationsDomain, options: AppOption
   });
 
   // Other concerns' paths before the operations API's own: companion mode answers /logspec itself (the node's).
-  const mounts = options.mounts ?? [];
-  if (mounts.length > 0) app.use(mountsApp(mounts));
+  for (const mount of options.mounts ?? []) app.use(mount.path, expressAppFor(mount.handler));
 
   const clientCertificate = requireClientCertificate(options.tlsEnabled, options.logger);
 
@@ -97,21 +96,22 @@ export function createOperationsApp(domain: OperationsDomain, options: AppOption
   app.use(errorHandler(options.logger));
   // express's types give the router express's request; the router itself works on node:http's.
   const handle = app as unknown as (req: IncomingMessage, res: ServerResponse, next: Next) => void;
-  return (req, res) => handle(req, res, afterErrorHandler(req, res, options.logger));
+  return (req, res) => handle(req, res, routerExit);
 }
 
 /**
- * The mounts in one express application, so that express's request and response (req.path,
- * res.status, res.locals, ...) are what their routers get, with the settings the operations API
- * had when it was an express application itself. A request no mount answers goes on to the routes.
+ * A mount's handler inside an express application of its own, at the mount's path: its router
+ * gets express's request and response (req.path, res.status, res.locals, ...), with the settings
+ * the operations API had when it was an express application itself, and only the requests under
+ * its path pay for that. A request the mount does not answer goes on to the routes.
  */
-function mountsApp(mounts: NonNullable<AppOptions['mounts']>): express.Express {
+function expressAppFor(handler: RequestHandler): express.Express {
   const app = express();
   app.set('case sensitive routing', true);
   app.set('strict routing', true);
   app.set('x-powered-by', false);
   app.set('etag', false);
-  for (const mount of mounts) app.use(mount.path, mount.handler);
+  app.use(handler);
   return app;
 }
 
@@ -144,10 +144,16 @@ function limitResponseTime(logger: Logger, responseTimeoutMs: number): (req: Inc
   };
 }
 
+/**
+ * A handler's error: a 500, or once the answer has begun (it cannot be finished) the connection
+ * closed, as express's final handler closed it. Logged either way.
+ */
 function errorHandler(logger: Logger): (err: unknown, req: IncomingMessage, res: ServerResponse, next: Next) => void {
-  return (err, req, res, next) => {
+  // Four parameters: the router takes a handler of four for an error handler.
+  return (err, req, res, _next) => {
     if (res.headersSent) {
-      next(err);
+      logger.error('request failed after its answer began', { method: req.method, path: requestPath(req), error: errorText(err) });
+      res.destroy();
       return;
     }
     logger.error('request failed', {
@@ -163,19 +169,5 @@ function errorText(err: unknown): string {
   return err instanceof Error ? (err.stack ?? err.message) : messageOf(err);
 }
 
-/**
- * What the router calls when nothing is left: only an error raised after the answer had begun
- * (the error handler passes those on). The answer cannot be finished; it is logged and the
- * connection closed, as express's final handler closed it.
- */
-function afterErrorHandler(req: IncomingMessage, res: ServerResponse, logger: Logger): Next {
-  return (err) => {
-    if (err === undefined || err === 'route' || err === 'router') return;
-    logger.error('request failed after its answer began', {
-      method: req.method,
-      path: requestPath(req),
-      error: errorText(err),
-    });
-    res.destroy();
-  };
-}
+/** What the router calls when nothing is left: never with a request unanswered, as the last layers answer every one (404, the error handler). */
+function routerExit(): void {}

@@ -2,6 +2,7 @@ import dgram from 'node:dgram';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import net from 'node:net';
 import { gzipSync } from 'node:zlib';
+import { Router } from 'express';
 import { startOperationsSystem, type OperationsSystem } from '../../../src/system';
 import { testConfig } from '../../support/config';
 import { request } from '../../support/http';
@@ -362,5 +363,61 @@ describe('stop (SIGTERM) with a request still uploading', () => {
     expectJsonError(exchange.responses[0], 408);
     expect(exchange.gaveUp).toBe(false);
     expect(system.getLogSpec()).toBe('info');
+  });
+});
+
+describe("an extension's router: express's request and response, and its errors", () => {
+  let system: OperationsSystem;
+  let logs: LogCapture;
+  beforeAll(async () => {
+    logs = new LogCapture();
+    const router = Router({ caseSensitive: true, strict: true });
+    // express's own request and response: req.path relative to the mount, res.status, res.json, res.locals.
+    router.get('/who', (req, res) => {
+      res.locals.seen = req.path;
+      res.status(201).json({ path: req.path, baseUrl: req.baseUrl, seen: res.locals.seen as string });
+    });
+    router.get('/throws', () => {
+      throw new Error('extension failed before answering');
+    });
+    router.get('/throws-late', (_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'text/plain', 'Content-Length': '100' });
+      res.write('partial');
+      throw new Error('extension failed after its answer began');
+    });
+    system = await startOperationsSystem({
+      config: testConfig({ metrics: { provider: 'prometheus' } }),
+      env: {},
+      logStream: logs,
+      extensions: [() => ({ path: '/ext', handler: router, stop: () => Promise.resolve() })],
+    });
+  });
+  afterAll(async () => system.stop());
+
+  it('gets express request and response under its path, counted under its full route', async () => {
+    const answer = await request(`${system.url}/ext/who`);
+    expect(answer.status).toBe(201);
+    expect(JSON.parse(answer.body)).toEqual({ path: '/who', baseUrl: '/ext', seen: '/who' });
+    const metrics = await request(`${system.url}/metrics`);
+    expect(metrics.body).toContain('operations_requests_total{route="/ext/who",code="201"} 1\n');
+  });
+
+  it('a throw before answering is a 500 JSON error, logged with its message', async () => {
+    const exchange = await rawExchange(system.address.port, {
+      send: 'GET /ext/throws HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n',
+      giveUpMs: 5000,
+    });
+    expectJsonError(exchange.responses[0], 500);
+    expect(exchange.responses[0]?.json).toEqual({ error: 'internal error; see the server log' });
+    expect(logs.matching(/request failed.*extension failed before answering/)).toHaveLength(1);
+  });
+
+  it('a throw once the answer has begun closes the connection and is logged', async () => {
+    const exchange = await rawExchange(system.address.port, { send: 'GET /ext/throws-late HTTP/1.1\r\nHost: localhost\r\n\r\n', giveUpMs: 5000 });
+    expect(exchange.gaveUp).toBe(false);
+    expect(exchange.received).toMatch(/^HTTP\/1\.1 200 OK\r\n[\s\S]*\r\n\r\npartial$/);
+    expect(logs.matching(/request failed after its answer began.*extension failed after its answer began/)).toHaveLength(1);
+    // The server goes on answering.
+    expect((await request(`${system.url}/healthz`)).status).toBe(200);
   });
 });
