@@ -9,7 +9,7 @@ import { HealthService } from './health/health-service';
 import { createContainerRuntimeChecker } from './health/container-runtime';
 import type { HealthChecker, OperationsHealth } from './health/types';
 import { systemClock, type Clock } from './time';
-import { createOperationsApp } from './http/app';
+import { createOperationsApp, routeOf } from './http/app';
 import type { OperationsDomain, RequestActor } from './http/domain';
 import { defaultMaxConnections, httpLimits, type HttpLimits } from './http/limits';
 import { startServer, type ListeningServer } from './http/server';
@@ -204,6 +204,8 @@ export class OperationsSystem {
         onRefusedClientCertificate: (details) => this.logger.warn('client certificate refused', details),
         onConnectionRefused: () => connectionsRefused.add(1),
         onBareAnswer: (statusCode) => this.requestCounter('unmatched', statusCode).add(1),
+        onAnswered: (req, statusCode) => this.requestCounter(routeOf(req), statusCode).add(1),
+        onGaveUp: (details) => this.logger.warn('response took too long; giving up', details),
         clock: options.clock,
       },
       { ...limits, maxConnections: config.operations.maxConnections ?? defaultMaxConnections, drainLimitBytes: limits.maxBodyBytes },
@@ -277,7 +279,6 @@ export class OperationsSystem {
       checkHealth: (signal: AbortSignal) => this.health.check(signal),
       version: this.version,
       scrape: this.metricsSystem.scrape,
-      observeRequest: (route: string, statusCode: number) => this.requestCounter(route, statusCode).add(1),
     };
   }
 

@@ -11,13 +11,13 @@ import { getMetrics } from './handlers/metrics';
 import { getVersion } from './handlers/version';
 import { requireClientCertificate } from './middleware/client-auth';
 import { requestId } from './middleware/request-id';
-import { seconds, type HttpLimits } from './limits';
+import type { HttpLimits } from './limits';
 import { requestPath } from './request-path';
 
 export interface AppOptions {
   tlsEnabled: boolean;
   logger: Logger;
-  limits: Pick<HttpLimits, 'responseTimeoutMs' | 'maxBodyBytes'>;
+  limits: Pick<HttpLimits, 'maxBodyBytes'>;
   /** Routers of other concerns (fleet mode's /fleet), each guarding its own paths. */
   mounts?: ReadonlyArray<{ path: string; handler: RequestHandler }>;
 }
@@ -56,17 +56,6 @@ export function createOperationsApp(domain: OperationsDomain, options: AppOption
   ];
   if (domain.scrape) routes.push({ path: '/metrics', protected: true, get: getMetrics(domain.scrape) });
 
-  // What every request gets, in one layer (each layer is a match per request): its id, its count
-  // in the request metric once answered, and the response time limit.
-  const count = countResponses(domain);
-  const limit = limitResponseTime(options.logger, options.limits.responseTimeoutMs);
-  app.use((req: IncomingMessage, res: ServerResponse, next: Next) => {
-    requestId(req, res);
-    count(req, res);
-    limit(req, res);
-    next();
-  });
-
   // Other concerns' paths before the operations API's own: companion mode answers /logspec itself (the node's).
   for (const mount of options.mounts ?? []) app.use(mount.path, expressAppFor(mount.handler));
 
@@ -96,7 +85,13 @@ export function createOperationsApp(domain: OperationsDomain, options: AppOption
   app.use(errorHandler(options.logger));
   // express's types give the router express's request; the router itself works on node:http's.
   const handle = app as unknown as (req: IncomingMessage, res: ServerResponse, next: Next) => void;
-  return (req, res) => handle(req, res, routerExit);
+  // Every request gets its id before the router (not as a layer of it: each layer is a match per
+  // request). Its count in the requests metric and its response-time limit are the server's
+  // (request-order.ts), which sees every answer end.
+  return (req, res) => {
+    requestId(req, res);
+    handle(req, res, routerExit);
+  };
 }
 
 /**
@@ -116,32 +111,13 @@ function expressAppFor(handler: RequestHandler): express.Express {
 }
 
 /** A request's matched route as the requests metric names it: `unmatched`, `/healthz`, `/fleet/nodes/:name` ... */
-function routeOf(req: IncomingMessage): string {
+export function routeOf(req: IncomingMessage): string {
   const routed = req as IncomingMessage & { route?: { path?: unknown }; baseUrl?: string };
   const path = routed.route?.path;
-  // A mounted router's route path is relative to its mount point (/fleet + /healthz).
-  return typeof path === 'string' ? `${routed.baseUrl ?? ''}${path}` : 'unmatched';
-}
-
-function countResponses(domain: OperationsDomain): (req: IncomingMessage, res: ServerResponse) => void {
-  return (req, res) => {
-    res.on('finish', () => domain.observeRequest(routeOf(req), res.statusCode));
-  };
-}
-
-function limitResponseTime(logger: Logger, responseTimeoutMs: number): (req: IncomingMessage, res: ServerResponse) => void {
-  return (req, res) => {
-    const timer = setTimeout(() => {
-      if (res.headersSent) {
-        res.destroy();
-        return;
-      }
-      logger.warn('response took too long; giving up', { method: req.method, path: requestPath(req), limitMs: responseTimeoutMs });
-      sendError(res, 503, `no response within ${seconds(responseTimeoutMs)}`);
-    }, responseTimeoutMs);
-    timer.unref();
-    res.on('close', () => clearTimeout(timer));
-  };
+  if (typeof path !== 'string') return 'unmatched';
+  // A mounted router's route path is relative to its mount point (/fleet + /healthz). Without one,
+  // the route's own string: the metric's lookups by it are then of a string V8 has hashed before.
+  return routed.baseUrl ? routed.baseUrl + path : path;
 }
 
 /**

@@ -8,7 +8,11 @@ import { seconds } from './limits';
  * refuses, a bad Host, a transfer coding but chunked, an Expect but 100-continue, CONNECT.
  */
 
-/** Where the bare answers are counted (the requests metric). */
+/**
+ * Where the answers written on a bare socket are counted (the requests metric); those written on a
+ * request's response (Host, transfer coding, Expect) are counted with every other answer, by the
+ * request order (request-order.ts).
+ */
 export interface BareAnswerEvents {
   onBareAnswer(statusCode: number): void;
 }
@@ -68,12 +72,11 @@ function hostProblem(req: IncomingMessage): string | null {
 }
 
 /** What Go's server answers itself, before the application sees the request: a bad Host, a transfer coding but chunked. */
-export function withBareAnswers(app: RequestListener, events: BareAnswerEvents): RequestListener {
+export function withBareAnswers(app: RequestListener): RequestListener {
   return (req, res) => {
     const problem = hostProblem(req);
     if (problem !== null) {
       sendBareError(res, 400, problem, requestIdFor(req.headers['x-request-id']));
-      events.onBareAnswer(400);
       return;
     }
     const transferEncoding = req.headers['transfer-encoding'];
@@ -86,7 +89,6 @@ export function withBareAnswers(app: RequestListener, events: BareAnswerEvents):
         `Transfer-Encoding ${JSON.stringify(transferEncoding.slice(0, 40))} is not supported; only chunked is`,
         requestIdFor(req.headers['x-request-id']),
       );
-      events.onBareAnswer(501);
       return;
     }
     app(req, res);
@@ -94,17 +96,14 @@ export function withBareAnswers(app: RequestListener, events: BareAnswerEvents):
 }
 
 /** Answers 417 to a request whose Expect is anything but 100-continue (Node's 'checkExpectation'). */
-export function refuseExpectation(events: BareAnswerEvents): RequestListener {
-  return (req, res) => {
-    sendBareError(
-      res,
-      417,
-      `Expect: ${JSON.stringify(String(req.headers.expect).slice(0, 40))} is not supported; only 100-continue is`,
-      requestIdFor(req.headers['x-request-id']),
-    );
-    events.onBareAnswer(417);
-  };
-}
+export const refuseExpectation: RequestListener = (req, res) => {
+  sendBareError(
+    res,
+    417,
+    `Expect: ${JSON.stringify(String(req.headers.expect).slice(0, 40))} is not supported; only 100-continue is`,
+    requestIdFor(req.headers['x-request-id']),
+  );
+};
 
 /** Answers 405 to CONNECT (Node's 'connect', which hands over the bare socket) and closes the connection. */
 export function refuseConnect(events: BareAnswerEvents): (req: IncomingMessage, socket: Duplex) => void {

@@ -18,6 +18,4 @@ export interface OperationsDomain {
   readonly version: VersionDocument;
   /** Null unless the metrics provider is prometheus. */
   readonly scrape: ScrapeEndpoint | null;
-  /** Called once per response, for the requests metric. */
-  observeRequest(route: string, statusCode: number): void;
 }

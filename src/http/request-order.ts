@@ -5,7 +5,10 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { answerOnSocket, parserErrorAnswer, refuseExpectation, type BareAnswer, type BareAnswerEvents } from './bare-answers';
 import type { Activity } from './connection-cap';
+import { sendError } from './errors';
+import { seconds } from './limits';
 import { resumeReading, stopReading, tcpSocketUnder } from './node-internals';
+import { requestPath } from './request-path';
 
 /**
  * Each connection's requests, served one at a time and in order.
@@ -18,7 +21,10 @@ import { resumeReading, stopReading, tcpSocketUnder } from './node-internals';
  * nothing read after it runs.
  *
  * RequestOrder (one per server) takes the server's events; ConnectionOrder (one per connection,
- * made at its first request) holds the connection's state and runs its requests.
+ * made at its first request) holds the connection's state and runs its requests. As it sees every
+ * request start and every answer end, it also holds the response-time limit and reports each
+ * answer for the requests metric: with one timer per connection and the listeners it has anyway,
+ * instead of a timer and two listeners more on every response (issue 32; docs/performance.md).
  */
 
 export interface OrderLimits {
@@ -28,6 +34,16 @@ export interface OrderLimits {
   maxPipelinedRequests: number;
   /** An early answer drains an unread body up to this size; a larger or chunked one closes the connection. */
   drainLimitBytes: number;
+  /** A response not started within this is given up (503); one started and not finished is cut. */
+  responseTimeoutMs: number;
+}
+
+/** What the order reports: the answers it sees end, and the responses it gives up. */
+export interface OrderEvents extends BareAnswerEvents {
+  /** An answer to a parsed request was written in full (one cut short is not), for the requests metric. */
+  onAnswered(req: IncomingMessage, statusCode: number): void;
+  /** A response not started within the response-time limit, answered 503 (one begun is cut without a word). */
+  onGaveUp(details: { method: string | undefined; path: string; limitMs: number }): void;
 }
 
 /**
@@ -84,13 +100,27 @@ class ConnectionOrder {
   private closing = false;
   /** A parser error met behind the active request: answered once that one is done. */
   private pendingBareAnswer: BareAnswer | undefined = undefined;
+  /**
+   * The response-time limit of the active request: one timer for the connection, re-armed
+   * (refresh()) as each request starts. Once it fires with no request in progress (the one it was
+   * armed for was answered) it does nothing, and the next start re-arms it.
+   */
+  private limitTimer: NodeJS.Timeout | undefined = undefined;
+  /** The 'finish' listener of the connection's responses (`this`: the response), one function for all of them. */
+  private readonly onFinish: (this: ServerResponse) => void;
 
   private constructor(
     /** The connection's socket as the HTTP server has it (over TLS, the TLS socket). */
     private readonly socket: Socket,
     private readonly limits: OrderLimits,
-    private readonly events: BareAnswerEvents,
-  ) {}
+    private readonly events: OrderEvents,
+  ) {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the listener's own `this` is the response
+    const order = this;
+    this.onFinish = function (this: ServerResponse): void {
+      order.answered(this);
+    };
+  }
 
   /** The order of the connection on `socket` (over TLS, either the TLS socket or the TCP one under it); undefined before its first request. */
   static of(socket: Socket | Duplex): ConnectionOrder | undefined {
@@ -98,7 +128,7 @@ class ConnectionOrder {
   }
 
   /** Makes the order of the connection on `socket`, and keeps it on the socket. */
-  static open(socket: Socket, limits: OrderLimits, events: BareAnswerEvents): ConnectionOrder {
+  static open(socket: Socket, limits: OrderLimits, events: OrderEvents): ConnectionOrder {
     const order = new ConnectionOrder(socket, limits, events);
     (socket as OrderedSocket)[orderKey] = order;
     // Over TLS the cap sees the TCP socket under the TLS one.
@@ -133,25 +163,40 @@ class ConnectionOrder {
 
   private start(req: IncomingMessage, res: ServerResponse, run: RequestListener): void {
     this.active = res;
-    const ended = (): void => {
-      res.off('finish', ended);
-      res.off('close', ended);
-      this.answered(res);
-    };
-    res.on('finish', ended);
-    res.on('close', ended);
+    // Only 'finish': an answer of HTTP/1 ends without it only when its connection closes, which
+    // closed() takes. The listener is not removed: a response finishes once.
+    res.on('finish', this.onFinish);
     closeInsteadOfDraining(req, res, this.limits.drainLimitBytes);
+    if (this.limitTimer === undefined) this.limitTimer = setTimeout(() => this.limitReached(), this.limits.responseTimeoutMs).unref();
+    else this.limitTimer.refresh();
     run(req, res);
   }
 
-  /** The answer `res` finished or its connection closed: the next request runs, unless the connection is closing. */
+  /** The response-time limit of the request in progress ran out: 503, or once its answer has begun, the connection cut. */
+  private limitReached(): void {
+    const res = this.active;
+    if (res === undefined) return;
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    const limitMs = this.limits.responseTimeoutMs;
+    this.events.onGaveUp({ method: res.req.method, path: requestPath(res.req), limitMs });
+    sendError(res, 503, `no response within ${seconds(limitMs)}`);
+  }
+
+  /**
+   * The answer `res` finished: counted (before the next request on the connection runs, so that a
+   * pipelined /metrics sees it), then the next request runs, unless the connection is closing.
+   */
   private answered(res: ServerResponse): void {
     if (this.active !== res) return;
     this.active = undefined;
+    this.events.onAnswered(res.req, res.statusCode);
     const socket = this.socket;
     // Node's own 'finish' listener ran first: after an answer that closes the connection it has
     // already ended the socket.
-    if (socket.destroyed || socket.writableEnded || !res.writableFinished) this.closing = true;
+    if (socket.destroyed || socket.writableEnded) this.closing = true;
     if (this.pendingBareAnswer !== undefined && !this.closing) {
       const { status, message } = this.pendingBareAnswer;
       this.closing = true;
@@ -167,10 +212,12 @@ class ConnectionOrder {
     if (next !== undefined) this.start(next.req, next.res, next.run);
   }
 
-  /** The socket closed: nothing more runs. */
+  /** The socket closed: nothing more runs, and an answer in progress ends unfinished (not counted). */
   closed(): void {
     this.closing = true;
+    this.active = undefined;
     this.waiting.length = 0;
+    clearTimeout(this.limitTimer);
   }
 
   /** What the connection is doing, as the connection cap sees it. */
@@ -209,7 +256,7 @@ export class RequestOrder {
 
   constructor(
     private readonly limits: OrderLimits,
-    private readonly events: BareAnswerEvents,
+    private readonly events: OrderEvents,
   ) {}
 
   /** Takes the server's requests, to run through `handle` each connection's in order, and its parser errors. */
@@ -217,7 +264,7 @@ export class RequestOrder {
     server.on('request', this.inOrder(handle));
     // Without this listener Node sends 100 Continue at once; the body reader sends it when it wants the body.
     server.on('checkContinue', this.inOrder(handle));
-    server.on('checkExpectation', this.inOrder(refuseExpectation(this.events)));
+    server.on('checkExpectation', this.inOrder(refuseExpectation));
     server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => this.refuseUnparsed(err, socket));
   }
 

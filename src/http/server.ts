@@ -1,4 +1,4 @@
-import http, { type RequestListener, type ServerResponse } from 'node:http';
+import http, { type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { SecureContextOptions } from 'node:tls';
 import type { HostPort } from '../config/types';
@@ -60,8 +60,15 @@ export interface ServerEvents {
    * none of them free to close.
    */
   onConnectionRefused(): void;
-  /** An answer written below the router (parser errors, CONNECT, Expect, Host), for the requests metric. */
+  /** An answer written on a bare socket (parser errors, CONNECT), for the requests metric. */
   onBareAnswer(statusCode: number): void;
+  /**
+   * An answer to a parsed request was written in full, for the requests metric: the router's and
+   * those below it (Host, transfer coding, Expect). One cut short is not counted.
+   */
+  onAnswered(req: IncomingMessage, statusCode: number): void;
+  /** A response was not started within limits.responseTimeoutMs and was answered 503. */
+  onGaveUp(details: { method: string | undefined; path: string; limitMs: number }): void;
   /** The time the refusal reports are rate-limited by; default the system clock. */
   clock?: Clock;
 }
@@ -75,7 +82,7 @@ export async function startServer(
 ): Promise<ListeningServer> {
   const server = createNodeServer(tls, limits);
   const order = new RequestOrder(limits, events);
-  order.serve(server, withBareAnswers(app, events));
+  order.serve(server, withBareAnswers(app));
   server.on('connect', refuseConnect(events));
   capConnections(
     server,

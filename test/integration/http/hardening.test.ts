@@ -211,9 +211,13 @@ describe('HTTP hardening (plain HTTP)', () => {
       expectJsonError(exchange.responses[0], 408);
     });
 
-    it('answers given below the router are counted in operations_requests', async () => {
+    it('answers given below the router are counted in operations_requests, each once', async () => {
       const metrics = await request(`${url}/metrics`);
       expect(metrics.body).toMatch(/operations_requests_total\{route="unmatched",code="431"\} [1-9]/);
+      // The one unknown Expect and the one CONNECT above: the 417 is written on the request's
+      // response, the 405 on the bare socket; each is counted once.
+      expect(metrics.body).toMatch(/^operations_requests_total\{route="unmatched",code="417"\} 1$/m);
+      expect(metrics.body).toMatch(/^operations_requests_total\{route="unmatched",code="405"\} 1$/m);
     });
   });
 });

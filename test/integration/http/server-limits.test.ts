@@ -4,6 +4,7 @@ import { startOperationsSystem, type OperationsSystem } from '../../../src/syste
 import { testConfig } from '../../support/config';
 import { LogCapture } from '../../support/log-capture';
 import { rawExchange } from '../../support/raw-http';
+import { delay, waitFor } from '../../support/wait';
 
 /** Connects, writes `text`, and resolves with everything the server sent until it closed the connection. */
 function talk(port: number, text: string): Promise<{ received: string; closedAfterMs: number }> {
@@ -27,11 +28,12 @@ function talk(port: number, text: string): Promise<{ received: string; closedAft
 describe('server limits: a slow or idle client cannot hold the server', () => {
   let system: OperationsSystem;
   let never: () => void = () => undefined;
+  const logs = new LogCapture();
   beforeAll(async () => {
     system = await startOperationsSystem({
-      config: testConfig({ health: { timeoutMs: 60_000 } }),
+      config: testConfig({ health: { timeoutMs: 60_000 }, metrics: { provider: 'prometheus' } }),
       env: {},
-      logStream: new LogCapture(),
+      logStream: logs,
       httpLimits: { readTimeoutMs: 600, keepAliveTimeoutMs: 1000, responseTimeoutMs: 1500 },
     });
     system.registerChecker('stuck', { check: () => new Promise<CheckResult>((resolve) => (never = () => resolve({ ok: true }))) });
@@ -40,6 +42,11 @@ describe('server limits: a slow or idle client cannot hold the server', () => {
     never();
     await system.stop();
   });
+  const scrape = async (): Promise<string> =>
+    (await rawExchange(system.address.port, { send: 'GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n', giveUpMs: 5000 })).responses[0]
+      ?.body ?? '';
+  /** How many /healthz answers the requests metric counts as 503. */
+  const givenUp = (metrics: string): number => Number(/^operations_requests_total\{route="\/healthz",code="503"\} (\d+)$/m.exec(metrics)?.[1] ?? 0);
 
   it('answers 408 and closes when the headers do not arrive in time', async () => {
     const { received, closedAfterMs } = await talk(system.address.port, 'GET /version HTTP/1.1\r\nHost: localhost\r\n');
@@ -61,10 +68,34 @@ describe('server limits: a slow or idle client cannot hold the server', () => {
     expect(closedAfterMs).toBeLessThan(5000);
   });
 
-  it('gives up a response not started within the response timeout: 503', async () => {
+  it('gives up a response not started within the response timeout: 503, logged and counted once', async () => {
+    const before = givenUp(await scrape());
     const exchange = await rawExchange(system.address.port, { send: 'GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n', giveUpMs: 5000 });
     expect(exchange.responses[0]?.status).toBe(503);
     expect(exchange.responses[0]?.json).toEqual({ error: 'no response within 1.5s' });
+    expect(logs.matching(/response took too long; giving up.*path=\/healthz/)).not.toHaveLength(0);
+    expect(givenUp(await scrape())).toBe(before + 1);
+  });
+
+  it('on a keep-alive connection each request has the whole limit, however long after the one before it starts', async () => {
+    // The limit is one timer per connection, re-armed at each request's start: the second request
+    // here starts 0.6 s after the first (within the 1 s keep-alive limit) and must still get 1.5 s
+    // of its own, not the 0.9 s left of the first one's.
+    const socket = net.connect(system.address.port, '127.0.0.1');
+    socket.setEncoding('utf8');
+    let received = '';
+    socket.on('data', (chunk: string) => (received += chunk));
+    try {
+      socket.write('GET /version HTTP/1.1\r\nHost: localhost\r\n\r\n');
+      await waitFor('the answer to GET /version', () => /^HTTP\/1\.1 200 /.test(received), { timeoutMs: 5000 });
+      await delay(600);
+      const sent = Date.now();
+      socket.write('GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n');
+      await waitFor('the 503 to GET /healthz', () => /HTTP\/1\.1 503 /.test(received), { timeoutMs: 5000 });
+      expect(Date.now() - sent).toBeGreaterThanOrEqual(1400);
+    } finally {
+      socket.destroy();
+    }
   });
 });
 
