@@ -140,6 +140,22 @@ describe('a container runtime that accepts and never answers', () => {
       second.destroy();
       await runtime.allClosed();
     });
+
+    it('stops the ping too when the client was on a keep-alive connection with answered requests before it', async () => {
+      const before = runtime.connections;
+      const socket = net.connect(system.address.port, '127.0.0.1');
+      socket.on('error', () => undefined);
+      socket.setEncoding('utf8');
+      let received = '';
+      socket.on('data', (chunk: string) => (received += chunk));
+      socket.write('GET /version HTTP/1.1\r\nHost: localhost\r\n\r\n');
+      await waitFor('the answer to GET /version', () => received.startsWith('HTTP/1.1 200 '));
+      socket.write('GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n');
+      await waitFor('the ping to connect to the runtime', () => runtime.connections !== before, { everyMs: 10 });
+      socket.destroy();
+      await runtime.allClosed();
+      expect(runtime.connections).toBe(before + 1);
+    });
   });
 
   describe('as a CRI runtime', () => {
