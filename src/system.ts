@@ -88,6 +88,8 @@ export class OperationsSystem {
   readonly logging: OperationsLogging;
   /** The health checkers behind /healthz. */
   readonly health: OperationsHealth;
+  /** The same, with what the HTTP layer also asks of it (HealthService.idle). */
+  private readonly healthService: HealthService;
   readonly version: VersionDocument;
   /** The server's HTTP limits (StartOptions.httpLimits over Fabric's defaults); extensions take their body limit from it. */
   readonly httpLimits: HttpLimits;
@@ -133,7 +135,7 @@ export class OperationsSystem {
         if (!actor.remote) this.events.emit({ type: 'logspec.refused', spec, reason, actor: actor.name, active: this.logging.getSpec() });
       },
     });
-    this.health = new HealthService({
+    this.health = this.healthService = new HealthService({
       onStateChange: (event) => this.events.emit(event),
       timeoutMs: config.health.timeoutMs,
       clock: options.clock,
@@ -276,7 +278,7 @@ export class OperationsSystem {
       setLogSpec: (spec: string, actor: RequestActor) => {
         this.logging.setSpec(spec, { name: describeActor(actor), fields: { ...actor }, remote: true });
       },
-      checkHealth: (signal: AbortSignal) => this.health.check(signal),
+      checkHealth: (whenWaiting: () => AbortSignal) => this.healthService.check(this.healthService.idle ? undefined : whenWaiting()),
       version: this.version,
       scrape: this.metricsSystem.scrape,
     };

@@ -92,6 +92,11 @@ export class HealthService implements OperationsHealth {
     }
   }
 
+  /** True when a check would run nothing and wait for nothing: no checker registered, no run in flight. */
+  get idle(): boolean {
+    return this.checkers.size === 0 && this.inFlight === undefined;
+  }
+
   /** Names of the registered checkers, sorted. */
   components(): string[] {
     return [...this.checkers.keys()].sort(compareNames);
@@ -108,7 +113,7 @@ export class HealthService implements OperationsHealth {
       return Promise.resolve(current ? this.cancelledReport(current.components, current.settled) : this.cancelledReport(this.components(), new Map()));
     }
     // Nothing to run: the report at once, without a run to share (the common /healthz with no runtime checker).
-    if (this.checkers.size === 0 && this.inFlight === undefined) return Promise.resolve(this.buildReport([]));
+    if (this.idle) return Promise.resolve(this.buildReport([]));
     const run = this.inFlight ?? this.startRun();
     run.waiters += 1;
     return new Promise<HealthReport>((resolve) => {

@@ -14,7 +14,12 @@ export interface OperationsDomain {
   getLogSpec(): string;
   /** Throws LogSpecError when the spec is invalid; then nothing changed. */
   setLogSpec(spec: string, actor: RequestActor): void;
-  checkHealth(signal: AbortSignal): Promise<HealthReport>;
+  /**
+   * The health report. `whenWaiting` is called only when the report has to wait for checks to
+   * run: it returns a signal that aborts when the client goes away (nothing is made for a report
+   * given at once, the common /healthz with no runtime checker).
+   */
+  checkHealth(whenWaiting: () => AbortSignal): Promise<HealthReport>;
   readonly version: VersionDocument;
   /** Null unless the metrics provider is prometheus. */
   readonly scrape: ScrapeEndpoint | null;

@@ -273,6 +273,21 @@ describe('HealthService shared runs', () => {
     await expect(next).resolves.toMatchObject({ status: 'OK' });
   });
 
+  it('is idle only with no checker registered and no run in flight (a run outlives its checker being removed)', async () => {
+    const { service } = newService();
+    expect(service.idle).toBe(true);
+    const checker = new ControlledChecker();
+    service.register('runtime', checker);
+    expect(service.idle).toBe(false);
+    const pending = service.check();
+    await settle();
+    service.unregister('runtime');
+    expect(service.idle).toBe(false);
+    checker.answer({ ok: true });
+    await pending;
+    expect(service.idle).toBe(true);
+  });
+
   it('starts nothing for a caller whose signal is already aborted', async () => {
     const { service } = newService();
     const checker = new ControlledChecker();
