@@ -88,7 +88,7 @@ export class OperationsSystem {
   readonly logging: OperationsLogging;
   /** The health checkers behind /healthz. */
   readonly health: OperationsHealth;
-  /** The same, with what the HTTP layer also asks of it (HealthService.idle). */
+  /** @internal The same, with what the HTTP layer also asks of it (HealthService.idle). */
   private readonly healthService: HealthService;
   readonly version: VersionDocument;
   /** The server's HTTP limits (StartOptions.httpLimits over Fabric's defaults); extensions take their body limit from it. */
