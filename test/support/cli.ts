@@ -27,8 +27,20 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, nodeOptions:
   return cliRunOf(child);
 }
 
+/**
+ * The commands started and not yet exited. A test that fails before it stops its command (an
+ * expectation that throws first) would leave it running after the run, holding its port; they are
+ * killed once the test file is done (this module is loaded once per test file).
+ */
+const running = new Set<ChildProcess>();
+afterAll(() => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
 /** A started command (spawned with stdout and stderr piped) as a CliRun: its output gathered, its exit, its URL. */
 export function cliRunOf(child: ChildProcess): CliRun {
+  running.add(child);
+  child.once('exit', () => running.delete(child));
   let out = '';
   let err = '';
   child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()));
