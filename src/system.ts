@@ -278,7 +278,7 @@ export class OperationsSystem {
       setLogSpec: (spec: string, actor: RequestActor) => {
         this.logging.setSpec(spec, { name: describeActor(actor), fields: { ...actor }, remote: true });
       },
-      checkHealth: (whenWaiting: () => AbortSignal) => this.healthService.check(this.healthService.idle ? undefined : whenWaiting()),
+      checkHealth: (whenWaiting: () => AbortSignal) => (this.healthService.idle ? this.healthService.idleReport() : this.healthService.check(whenWaiting())),
       version: this.version,
       scrape: this.metricsSystem.scrape,
     };

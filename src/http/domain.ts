@@ -15,11 +15,11 @@ export interface OperationsDomain {
   /** Throws LogSpecError when the spec is invalid; then nothing changed. */
   setLogSpec(spec: string, actor: RequestActor): void;
   /**
-   * The health report. `whenWaiting` is called only when the report has to wait for checks to
-   * run: it returns a signal that aborts when the client goes away (nothing is made for a report
-   * given at once, the common /healthz with no runtime checker).
+   * The health report: at once when no check has to run (the common /healthz with no runtime
+   * checker), else a promise of it. `whenWaiting` is called only when the report has to wait for
+   * checks: it returns a signal that aborts when the client goes away.
    */
-  checkHealth(whenWaiting: () => AbortSignal): Promise<HealthReport>;
+  checkHealth(whenWaiting: () => AbortSignal): HealthReport | Promise<HealthReport>;
   readonly version: VersionDocument;
   /** Null unless the metrics provider is prometheus. */
   readonly scrape: ScrapeEndpoint | null;

@@ -288,6 +288,13 @@ describe('HealthService shared runs', () => {
     expect(service.idle).toBe(true);
   });
 
+  it('gives while idle, at once, the report check() resolves to', async () => {
+    const { service } = newService();
+    const now = service.idleReport();
+    expect(now).toEqual({ status: 'OK', time: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) as unknown });
+    await expect(service.check()).resolves.toEqual({ status: 'OK', time: expect.any(String) as unknown });
+  });
+
   it('starts nothing for a caller whose signal is already aborted', async () => {
     const { service } = newService();
     const checker = new ControlledChecker();
