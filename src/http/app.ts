@@ -22,11 +22,14 @@ export interface AppOptions {
   mounts?: ReadonlyArray<{ path: string; handler: RequestHandler }>;
 }
 
+/** A handler of the operations API: answers, or returns a promise that settles once it has. */
+type Handler = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
+
 interface Route {
   path: string;
   protected: boolean;
-  get: RequestHandler;
-  put?: RequestHandler;
+  get: Handler;
+  put?: Handler;
 }
 
 /** The methods of a route, as `Allow` and the 405 message both list them. */
@@ -36,61 +39,107 @@ function allowed(route: Route): string {
 
 type Next = (error?: unknown) => void;
 
+/** What `req.route` holds once a route matched: express's routers set it too, and the requests metric reads it (routeOf). */
+type Routed = IncomingMessage & { route?: { path?: unknown }; baseUrl?: string };
+
 /**
- * The operations API: routes, the client-certificate rule, and the error shapes, on express's
- * router. Its handlers take node:http's request and response: no express application sits in
- * front of them, because an application re-parents every request and response onto its own
- * prototypes (two `Object.setPrototypeOf` a request), which was a fifth of the server's time on a
- * keep-alive /healthz and made V8 re-optimise Node's own stream code (issue 32;
- * docs/performance.md). The mounts of other concerns, written for express, run inside an express
- * application of their own, as before.
+ * The operations API: its four paths, the client-certificate rule, and the error shapes; the
+ * mounts of other concerns (fleet mode's /fleet, companion mode's /logspec and /companion) on
+ * express. The operations paths are literal and few, so they are matched as Fabric's own server
+ * matches them (Go's ServeMux: the exact path, case-sensitive, no trailing-slash variant), by a
+ * lookup rather than a router's walk over its layers: express's router was a tenth of the
+ * command's CPU per request on a keep-alive /healthz (issue 32; docs/performance.md). Their
+ * handlers take node:http's request and response; no express application sits in front of them,
+ * as one re-parents every request and response onto its own prototypes (two
+ * `Object.setPrototypeOf` a request). The mounts, written for express, run inside an express
+ * application of their own at their path, ahead of the operations paths.
  */
 export function createOperationsApp(domain: OperationsDomain, options: AppOptions): RequestListener {
-  const app = Router({ caseSensitive: true, strict: true });
-
   const routes: Route[] = [
-    // Probes first: the layers are matched in order, and /healthz is the most asked path.
     { path: '/healthz', protected: false, get: getHealth(domain) },
     { path: '/logspec', protected: true, get: getLogSpec(domain), put: putLogSpec(domain, options.limits.maxBodyBytes) },
     { path: '/version', protected: false, get: getVersion(domain) },
   ];
   if (domain.scrape) routes.push({ path: '/metrics', protected: true, get: getMetrics(domain.scrape) });
 
-  // Other concerns' paths before the operations API's own: companion mode answers /logspec itself (the node's).
-  for (const mount of options.mounts ?? []) app.use(mount.path, expressAppFor(mount.handler));
-
+  const failed = errorHandler(options.logger);
+  const fail = (err: unknown, req: IncomingMessage, res: ServerResponse): void => failed(err, req, res, routerExit);
   const clientCertificate = requireClientCertificate(options.tlsEnabled, options.logger);
+  const byPath = new Map<string, Handler>(routes.map((route) => [route.path, methodsOf(route, clientCertificate)]));
 
-  // One express route per path, its methods in order, then any other method (405). A route's
-  // all() is one layer; app.all() would add one per HTTP method (34), at every start (issue 20).
-  for (const route of routes) {
-    const guard: RequestHandler[] = route.protected ? [clientCertificate] : [];
-    const methods = app.route(route.path);
-    methods.get(...guard, route.get);
-    if (route.put) methods.put(...guard, route.put);
-    methods.options((_req: IncomingMessage, res: ServerResponse) => {
-      res.setHeader('Allow', allowed(route));
-      res.statusCode = 204;
-      res.end();
-    });
-    methods.all(...guard, (req: IncomingMessage, res: ServerResponse) => {
-      res.setHeader('Allow', allowed(route));
-      sendError(res, 405, `method ${req.method} not allowed on ${route.path}; allowed: ${allowed(route)}`);
-    });
+  /** The operations paths: the route's methods, else 404; a handler's error is a 500 (errorHandler). */
+  const operations = (req: IncomingMessage, res: ServerResponse): void => {
+    const handler = byPath.get(requestPath(req));
+    if (handler === undefined) {
+      sendError(res, 404, `no such resource: ${clip(requestPath(req), 200)}`);
+      return;
+    }
+    try {
+      const answering = handler(req, res);
+      if (answering !== undefined) answering.catch((err: unknown) => fail(err, req, res));
+    } catch (err) {
+      fail(err, req, res);
+    }
+  };
+
+  const mounts = options.mounts ?? [];
+  let serve: RequestListener = operations;
+  if (mounts.length > 0) {
+    // Other concerns' paths before the operations API's own: companion mode answers /logspec itself (the node's).
+    const mounted = Router({ caseSensitive: true, strict: true });
+    for (const mount of mounts) mounted.use(mount.path, expressAppFor(mount.handler));
+    mounted.use(operations);
+    mounted.use(failed);
+    // express's types give the router express's request; the router itself works on node:http's.
+    const handle = mounted as unknown as (req: IncomingMessage, res: ServerResponse, next: Next) => void;
+    serve = (req, res) => handle(req, res, routerExit);
   }
-
-  app.use((req: IncomingMessage, res: ServerResponse) => {
-    sendError(res, 404, `no such resource: ${clip(requestPath(req), 200)}`);
-  });
-  app.use(errorHandler(options.logger));
-  // express's types give the router express's request; the router itself works on node:http's.
-  const handle = app as unknown as (req: IncomingMessage, res: ServerResponse, next: Next) => void;
-  // Every request gets its id before the router (not as a layer of it: each layer is a match per
-  // request). Its count in the requests metric and its response-time limit are the server's
-  // (request-order.ts), which sees every answer end.
+  // Every request gets its id first. Its count in the requests metric and its response-time
+  // limit are the server's (request-order.ts), which sees every answer end.
   return (req, res) => {
     requestId(req, res);
-    handle(req, res, routerExit);
+    serve(req, res);
+  };
+}
+
+/**
+ * A route's methods, as express's `route.get/put/options/all` gave them: GET (and HEAD, which Node
+ * answers without the body), PUT where the route has one, OPTIONS (204 with `Allow`, open to
+ * all), any other method 405 with `Allow`; a protected route's GET, PUT and 405 behind the
+ * client-certificate rule. A matched request names the route for the requests metric.
+ */
+function methodsOf(route: Route, clientCertificate: (req: IncomingMessage, res: ServerResponse, next: () => void) => void): Handler {
+  const named = { path: route.path };
+  const allow = allowed(route);
+  const answer = (req: IncomingMessage, res: ServerResponse): void | Promise<void> => {
+    switch (req.method) {
+      case 'GET':
+      case 'HEAD':
+        return route.get(req, res);
+      case 'PUT':
+        if (route.put) return route.put(req, res);
+        break;
+      default:
+        break;
+    }
+    res.setHeader('Allow', allow);
+    sendError(res, 405, `method ${req.method} not allowed on ${route.path}; allowed: ${allow}`);
+    return undefined;
+  };
+  return (req, res) => {
+    (req as Routed).route = named;
+    if (req.method === 'OPTIONS') {
+      res.setHeader('Allow', allow);
+      res.statusCode = 204;
+      res.end();
+      return undefined;
+    }
+    if (!route.protected) return answer(req, res);
+    let answering: void | Promise<void> = undefined;
+    clientCertificate(req, res, () => {
+      answering = answer(req, res);
+    });
+    return answering;
   };
 }
 
@@ -112,7 +161,7 @@ function expressAppFor(handler: RequestHandler): express.Express {
 
 /** A request's matched route as the requests metric names it: `unmatched`, `/healthz`, `/fleet/nodes/:name` ... */
 export function routeOf(req: IncomingMessage): string {
-  const routed = req as IncomingMessage & { route?: { path?: unknown }; baseUrl?: string };
+  const routed = req as Routed;
   const path = routed.route?.path;
   if (typeof path !== 'string') return 'unmatched';
   // A mounted router's route path is relative to its mount point (/fleet + /healthz). Without one,

@@ -3,7 +3,7 @@ import parseurl from 'parseurl';
 
 /**
  * The path of a request's target, without its query: what express's `req.path` reads, through
- * the same parser (parseurl, which express's router has already run and cached on the request).
+ * the same parser (parseurl, which caches its result on the request for the next call).
  * For code on plain node:http requests, which express's request prototype does not reach.
  */
 export function requestPath(req: IncomingMessage): string {

@@ -203,6 +203,24 @@ describe('operations endpoints over plain HTTP (TLS off)', () => {
     expect((answer.json as { error: string }).error).toMatch(new RegExp(`^method ${method} not allowed`));
   });
 
+  it('matches the path without its query, and counts the answer under the route', async () => {
+    const answer = await request(`${url}/version?pretty=1&x=%2F`);
+    expect(answer.status).toBe(200);
+    expect(answer.json).toEqual({ CommitSHA: expect.any(String), Version: packageJson.version });
+    const metrics = await request(`${url}/metrics`);
+    expect(metrics.body).toMatch(/^operations_requests_total\{route="\/version",code="200"\} [1-9]\d*$/m);
+  });
+
+  it.each([
+    ['/logspec', 'GET, HEAD, PUT, OPTIONS'],
+    ['/healthz', 'GET, HEAD, OPTIONS'],
+  ])('OPTIONS %s answers 204 with Allow and no body', async (path, allow) => {
+    const answer = await request(`${url}${path}`, { method: 'OPTIONS' });
+    expect(answer.status).toBe(204);
+    expect(answer.headers.allow).toBe(allow);
+    expect(answer.body).toBe('');
+  });
+
   it("sets X-Request-Id on every response: echoes the client's, else a new UUID v4", async () => {
     const echoed = await request(`${url}/version`, { headers: { 'x-request-id': 'trace-123' } });
     expect(echoed.headers['x-request-id']).toBe('trace-123');
