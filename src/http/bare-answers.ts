@@ -63,8 +63,11 @@ export function parserErrorAnswer(err: NodeJS.ErrnoException, readTimeoutMs: num
 /** Go's server answers 400 to a request with several Host headers, or none in HTTP/1.1. */
 function hostProblem(req: IncomingMessage): string | null {
   let hosts = 0;
-  for (let index = 0; index < req.rawHeaders.length; index += 2) {
-    if (req.rawHeaders[index]?.toLowerCase() === 'host') hosts += 1;
+  const raw = req.rawHeaders;
+  for (let index = 0; index < raw.length; index += 2) {
+    const name = raw[index] as string;
+    // Lower-cased only when it could be Host: toLowerCase makes a new string of every name it changes.
+    if (name.length === 4 && (name === 'Host' || name.toLowerCase() === 'host')) hosts += 1;
   }
   if (hosts > 1) return 'more than one Host header';
   if (hosts === 0 && req.httpVersionMajor === 1 && req.httpVersionMinor >= 1) return 'missing required Host header';

@@ -198,6 +198,8 @@ describe('HTTP hardening (plain HTTP)', () => {
       ['an unknown Expect', 'GET /version HTTP/1.1\r\nHost: localhost\r\nExpect: something-else\r\n\r\n', 417],
       ['CONNECT', 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n', 405],
       ['two Host headers', 'GET /version HTTP/1.1\r\nHost: localhost\r\nHost: evil.example\r\n\r\n', 400],
+      ['two Host headers, spelled in other cases', 'GET /version HTTP/1.1\r\nhost: localhost\r\nHOST: evil.example\r\n\r\n', 400],
+      ['a Host header and a Hostname one, no second Host', 'GET /nope HTTP/1.1\r\nhOsT: localhost\r\nHostname: evil.example\r\nConnection: close\r\n\r\n', 404],
       ['no Host header in HTTP/1.1', 'GET /version HTTP/1.1\r\n\r\n', 400],
       ['a bad chunk size', 'PUT /logspec HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n', 400],
     ])('%s: a JSON error with X-Request-Id, and the connection closed', async (_name, text, status) => {
