@@ -20,7 +20,7 @@ import {
   type NodeConfig,
 } from '../support/fabric-reference';
 import { createTestPki } from '../support/pki';
-import { waitFor } from '../support/wait';
+import { delay, waitFor } from '../support/wait';
 
 /** A GET /healthz on `port` answered 200 (false for any other answer, or none). */
 function healthzOk(port: number): Promise<boolean> {
@@ -70,7 +70,7 @@ async function main(): Promise<void> {
       runs.push(run);
     }
     // Idle for 5 s before the RSS is read: a figure at a set time, not a condition.
-    await new Promise((resolve) => setTimeout(resolve, 5000));
+    await delay(5000);
     console.log('| process | start to first 200 on /healthz | idle RSS (5 s after start) |');
     console.log('|---|---|---|');
     for (const run of runs) console.log(`| ${run.label} | ${run.ms.toFixed(0)} ms | ${(residentKiB(run.child.pid ?? 0) / 1024).toFixed(1)} MiB |`);

@@ -15,7 +15,7 @@ import { startOperationsSystem, type OperationsSystem } from '../../../src/syste
 import { testConfig } from '../../support/config';
 import { request, type HttpAnswer } from '../../support/http';
 import { createTestPki, type KeyPair, type TestPki, serverTls } from '../../support/pki';
-import { waitFor } from '../../support/wait';
+import { delay, waitFor } from '../../support/wait';
 import { FabricNodes, type FabricNodeEntry } from './harness';
 
 jest.setTimeout(120_000);
@@ -352,7 +352,7 @@ describe('fleet log levels', () => {
     const saved = JSON.parse(readFileSync(file, 'utf8')) as { pending: Array<{ node: string; previous: string }> };
     expect(saved.pending.map((entry) => entry.node).sort()).toEqual(['ops0', 'peer0.org1', 'v3-peer0.org1']);
     // Down past the TTL: nobody puts them back meanwhile.
-    await new Promise((resolve) => setTimeout(resolve, 2500));
+    await delay(2500);
     expect(await nodeSpec(fabric25, 'peer0.org1')).toBe('debug');
     events.length = 0;
     await startFleet();

@@ -20,7 +20,7 @@ import { terminate } from '../../support/processes';
 import { FakeApiServer, kubeconfigFor, type ReceivedRequest } from '../../support/fake-apiserver';
 import { request, type HttpAnswer } from '../../support/http';
 import { createTestPki, serverTls, type TestPki } from '../../support/pki';
-import { waitFor } from '../../support/wait';
+import { delay, waitFor } from '../../support/wait';
 import { FabricNodes, fleetServerEnv, fleetWrite } from './harness';
 
 jest.setTimeout(120_000);
@@ -180,7 +180,7 @@ test('fabric-ops stopped during a TTL, a new one started in a fresh directory af
   await stopFleet();
   expect((await configMap())?.pending.map((entry) => entry.node)).toEqual(['peer0.org1', 'ops0']);
   // Down past the TTL: nobody puts them back meanwhile.
-  await new Promise((resolve) => setTimeout(resolve, 2500));
+  await delay(2500);
   expect(await peerSpec()).toBe('debug');
   await startFleet();
   await waitFor('the put-backs after the restart', async () => (await configMap())?.pending.length === 0, { timeoutMs: 10_000, everyMs: 100 });

@@ -3,6 +3,7 @@ import { testConfig } from '../../support/config';
 import { LogCapture } from '../../support/log-capture';
 import { createTestPki, type TestPki, serverTls } from '../../support/pki';
 import { rawExchange, type RawOptions } from '../../support/raw-http';
+import { delay } from '../../support/wait';
 
 /**
  * Issue 18 item 1: once the server has decided to close a connection, nothing more read from it
@@ -42,7 +43,7 @@ async function expectOnlyTheFirstAnswered(system: OperationsSystem, first: strin
   // The server closed the connection itself; the client did not have to give up.
   expect(exchange.gaveUp).toBe(false);
   // Give a PUT that was wrongly dispatched the time to run before looking.
-  await new Promise((resolve) => setTimeout(resolve, 100));
+  await delay(100);
   expect(system.getLogSpec()).toBe('info');
 }
 

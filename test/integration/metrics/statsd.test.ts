@@ -7,7 +7,7 @@ import { CaptureLoggers } from '../../support/capture-logger';
 import { testConfig } from '../../support/config';
 import { freePort } from '../../support/ports';
 import { StatsdDaemon, type StatsdNetwork } from '../../support/statsd-daemon';
-import { waitFor } from '../../support/wait';
+import { delay, waitFor } from '../../support/wait';
 import { FakeScheduler } from '../../support/fake-scheduler';
 
 function statsdConfig(network: StatsdNetwork, port: number, writeIntervalMs: number, prefix = ''): NormalisedConfig['metrics'] {
@@ -284,7 +284,7 @@ describe('StatsD over tcp, a daemon that hangs (stops reading)', () => {
 
 /** Lets socket I/O (refused or accepted connections, closes) happen between fake-clock steps. */
 function io(ms = 2): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
+  return delay(ms);
 }
 
 /** Advances the fake clock in steps, with real I/O between, until `done` or `maxMs` of fake time. */

@@ -9,6 +9,7 @@ import { LogCapture } from '../../support/log-capture';
 import { createTestPki, type TestPki } from '../../support/pki';
 import { requireBuiltCli, runCli } from '../../support/cli';
 import { requireCommand } from '../../support/prerequisites';
+import { delay } from '../../support/wait';
 
 /**
  * Issue 18, items 9 and 10: what sits at a certificate path must never stop the server. A FIFO
@@ -157,7 +158,7 @@ describe('a FIFO at a certificate path', () => {
         while (Date.now() < until) {
           const answer = await request(`${url}/healthz`, { ca: pki.serverCA.certPem, timeoutMs: 3000 });
           expect(answer.status).toBe(200);
-          await new Promise((resolve) => setTimeout(resolve, 100));
+          await delay(100);
         }
         const refused = (run.stdout() + run.stderr()).split('\n').filter((line) => line.includes('TLS material not reloaded'));
         expect(refused).toEqual([expect.stringContaining(`cannot read ${path}: is a FIFO (named pipe), not a regular file`)]);
@@ -201,7 +202,7 @@ describe('a 190 MiB file at a watched path', () => {
       const before = await bytesReadByThisProcess();
       await rename(`${path}.new`, path);
       // About 20 polls.
-      await new Promise((resolve) => setTimeout(resolve, 1000));
+      await delay(1000);
       for (let probe = 0; probe < 3; probe += 1) {
         expect((await request(`${system.url}/healthz`, { ca: pki.serverCA.certPem, timeoutMs: 2000 })).status).toBe(200);
       }

@@ -16,7 +16,7 @@ import { baseTestConfig, testConfig } from '../../support/config';
 import { request as httpRequest } from '../../support/http';
 import { LogCapture } from '../../support/log-capture';
 import { type KeyPair, type KubernetesSecretVolume, createKubernetesSecretVolume, createTestPki, secretDirTls, type TestPki } from '../../support/pki';
-import { waitFor } from '../../support/wait';
+import { delay, waitFor } from '../../support/wait';
 
 /**
  * Certificate rotation on a live HTTPS server: the files sit in a Kubernetes-style secret
@@ -242,7 +242,7 @@ describe('a failure in the reload path never ends the process', () => {
         { timeoutMs: rotationDeadlineMs, everyMs: 100 },
       );
       expect(served).toBe(fingerprintOf(rotated));
-      await new Promise((resolve) => setTimeout(resolve, 200)); // a few more polls
+      await delay(200); // a few more polls
       // A poll that falls between the two renames sees the new certificate with the old key and
       // rightly refuses that pair; anything else (an exception from the missing getter) is a failure.
       expect(h.captured.find('error', /./).filter((e) => !/does not match the certificate/.test(e.msg))).toEqual([]);

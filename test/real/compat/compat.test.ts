@@ -38,6 +38,7 @@ import {
   type ConfigCaseSpec,
 } from '../../compat/suite';
 import { ResultBook } from '../../compat/verdict';
+import { delay } from '../../support/wait';
 
 /**
  * The differential suite, live (opt-in: real Fabric binaries): the same requests to the real Fabric
@@ -276,7 +277,7 @@ describe.each(homes.map((h) => [path.basename(h), h] as const))('against %s', (_
     }
     try {
       // A node that refuses its configuration may exit just after its ready line: given the chance.
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await delay(100);
       if (node.child.exitCode !== null) return 'refused at start';
       return `starts; ${await observe(cc.observe, node.port, pki)}`;
     } finally {
