@@ -112,10 +112,18 @@ describe.each([false, true])('TLS on, clientAuthRequired %s', (clientAuthRequire
       expect((await request(`${system.url}${p}`, anonymous())).status).toBe(200);
     });
 
+    it('OPTIONS /logspec answers 204 with Allow without a client certificate', async () => {
+      const answer = await request(`${system.url}/logspec`, { ...anonymous(), method: 'OPTIONS' });
+      expect(answer.status).toBe(204);
+      expect(answer.headers.allow).toBe('GET, HEAD, PUT, OPTIONS');
+    });
+
     it.each([
       ['GET', '/logspec'],
       ['PUT', '/logspec'],
       ['GET', '/metrics'],
+      // A method the path does not take: the certificate is asked for before the 405.
+      ['DELETE', '/logspec'],
     ])('%s %s answers 401 JSON without a client certificate and logs a warning', async (method, p) => {
       const answer = await request(`${system.url}${p}`, { ...anonymous(), method, body: method === 'PUT' ? '{"spec":"debug"}' : undefined });
       expect(answer.status).toBe(401);
