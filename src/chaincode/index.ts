@@ -230,11 +230,7 @@ export function enableChaincodeOperations(options: ChaincodeOperationsOptions = 
   const shimRoot = locateShim();
   const shim = load<ShimModule>(shimRoot);
   const ServerClass = load<ShimServerClass>(path.join(shimRoot, 'lib', 'server.js'));
-  const governor = new ShimLogGovernor(parseLogSpec(logging.getSpec()));
-  logging.onSpecChange((spec) => governor.setSpec(spec));
-  governor.install('shim', load<WinstonLoggerModule>(path.join(shimRoot, 'lib', 'logger.js')));
-  const contractApiLogger = loadContractApiLogger(shimRoot);
-  if (contractApiLogger !== null) governor.install('contractapi', contractApiLogger);
+  const governor = governShimLoggers(shimRoot, logging);
   enabled = true;
 
   const instrument = new TransactionInstrument(new FunctionNames(maxFunctionNames));
@@ -305,21 +301,7 @@ export function enableChaincodeOperations(options: ChaincodeOperationsOptions = 
     })();
     return shuttingDown;
   };
-  signals?.stopWith((signal) => {
-    chaincodeLogger.info(
-      `received ${signal}; stopping the chaincode server and the operations server (running transactions get up to ${shutdownTransactionGraceMs / 1000}s)`,
-    );
-    shutdown().then(
-      () => {
-        chaincodeLogger.info('stopped');
-        process.exit(0);
-      },
-      (error: unknown) => {
-        process.stderr.write(`fabric-ops: error while stopping: ${messageOf(error)}\n`);
-        process.exit(1);
-      },
-    );
-  });
+  signals?.stopWith((signal) => exitAfter(shutdown, signal, chaincodeLogger));
 
   return {
     ready,
@@ -338,6 +320,33 @@ export function enableChaincodeOperations(options: ChaincodeOperationsOptions = 
     stop,
     shutdown,
   };
+}
+
+/** fabric-shim's and fabric-contract-api's winston loggers (the copies beside `shimRoot`) held to the logging spec, as it changes. */
+function governShimLoggers(shimRoot: string, logging: ChaincodeLogging): ShimLogGovernor {
+  const governor = new ShimLogGovernor(parseLogSpec(logging.getSpec()));
+  logging.onSpecChange((spec) => governor.setSpec(spec));
+  governor.install('shim', load<WinstonLoggerModule>(path.join(shimRoot, 'lib', 'logger.js')));
+  const contractApiLogger = loadContractApiLogger(shimRoot);
+  if (contractApiLogger !== null) governor.install('contractapi', contractApiLogger);
+  return governor;
+}
+
+/** A stop signal's end of the process: `shutdown` (running transactions get their grace), then exit 0, or 1 if stopping failed. */
+function exitAfter(shutdown: () => Promise<void>, signal: NodeJS.Signals, logger: Logger): void {
+  logger.info(
+    `received ${signal}; stopping the chaincode server and the operations server (running transactions get up to ${shutdownTransactionGraceMs / 1000}s)`,
+  );
+  shutdown().then(
+    () => {
+      logger.info('stopped');
+      process.exit(0);
+    },
+    (error: unknown) => {
+      process.stderr.write(`fabric-ops: error while stopping: ${messageOf(error)}\n`);
+      process.exit(1);
+    },
+  );
 }
 
 /** Other copies of fabric-shim loaded in the process than the one hooked: one warning per copy. */
