@@ -9,7 +9,7 @@ import { getHealth } from './handlers/health';
 import { getLogSpec, putLogSpec } from './handlers/logspec';
 import { getMetrics } from './handlers/metrics';
 import { getVersion } from './handlers/version';
-import { requireClientCertificate } from './middleware/client-auth';
+import { refuseWithoutClientCertificate } from './middleware/client-auth';
 import { requestId } from './middleware/request-id';
 import type { HttpLimits } from './limits';
 import { requestPath } from './request-path';
@@ -64,8 +64,8 @@ export function createOperationsApp(domain: OperationsDomain, options: AppOption
 
   const failed = errorHandler(options.logger);
   const fail = (err: unknown, req: IncomingMessage, res: ServerResponse): void => failed(err, req, res, routerExit);
-  const clientCertificate = requireClientCertificate(options.tlsEnabled, options.logger);
-  const byPath = new Map<string, Handler>(routes.map((route) => [route.path, methodsOf(route, clientCertificate)]));
+  const refused = refuseWithoutClientCertificate(options.tlsEnabled, options.logger);
+  const byPath = new Map<string, Handler>(routes.map((route) => [route.path, methodsOf(route, refused)]));
 
   /** The operations paths: the route's methods, else 404; a handler's error is a 500 (errorHandler). */
   const operations = (req: IncomingMessage, res: ServerResponse): void => {
@@ -108,7 +108,7 @@ export function createOperationsApp(domain: OperationsDomain, options: AppOption
  * all), any other method 405 with `Allow`; a protected route's GET, PUT and 405 behind the
  * client-certificate rule. A matched request names the route for the requests metric.
  */
-function methodsOf(route: Route, clientCertificate: (req: IncomingMessage, res: ServerResponse, next: () => void) => void): Handler {
+function methodsOf(route: Route, refused: (req: IncomingMessage, res: ServerResponse) => boolean): Handler {
   const named = { path: route.path };
   const allow = allowed(route);
   const answer = (req: IncomingMessage, res: ServerResponse): void | Promise<void> => {
@@ -134,12 +134,8 @@ function methodsOf(route: Route, clientCertificate: (req: IncomingMessage, res: 
       res.end();
       return undefined;
     }
-    if (!route.protected) return answer(req, res);
-    let answering: void | Promise<void> = undefined;
-    clientCertificate(req, res, () => {
-      answering = answer(req, res);
-    });
-    return answering;
+    if (route.protected && refused(req, res)) return undefined;
+    return answer(req, res);
   };
 }
 

@@ -24,20 +24,27 @@ export function verifiedClientIdentity(req: IncomingMessage): { subject: string;
 }
 
 /**
- * Paths that need a client certificate chaining to clientRootCAs when TLS is on.
- * Without TLS every path is open (README, TLS).
+ * The client-certificate rule of a protected path: when TLS is on and the request carries no
+ * verified client certificate chaining to clientRootCAs, answers 401 (and logs it) and returns
+ * true. Without TLS every path is open (README, TLS).
  */
-export function requireClientCertificate(tlsEnabled: boolean, logger: Logger): (req: IncomingMessage, res: ServerResponse, next: () => void) => void {
-  return (req, res, next) => {
-    if (!tlsEnabled || verifiedClientSubject(req) !== undefined) {
-      next();
-      return;
-    }
+export function refuseWithoutClientCertificate(tlsEnabled: boolean, logger: Logger): (req: IncomingMessage, res: ServerResponse) => boolean {
+  return (req, res) => {
+    if (!tlsEnabled || verifiedClientSubject(req) !== undefined) return false;
     logger.warn('client certificate required', {
       method: req.method,
       path: requestPath(req),
       remoteAddress: req.socket.remoteAddress,
     });
     sendError(res, 401, `a client certificate issued by a trusted client CA is required for ${requestPath(req)}`);
+    return true;
+  };
+}
+
+/** The same rule as a middleware, for routers: `next()` when the request may go on. */
+export function requireClientCertificate(tlsEnabled: boolean, logger: Logger): (req: IncomingMessage, res: ServerResponse, next: () => void) => void {
+  const refuse = refuseWithoutClientCertificate(tlsEnabled, logger);
+  return (req, res, next) => {
+    if (!refuse(req, res)) next();
   };
 }
