@@ -88,7 +88,7 @@ export class OperationsSystem {
   readonly logging: OperationsLogging;
   /** The health checkers behind /healthz. */
   readonly health: OperationsHealth;
-  /** @internal The same, with what the HTTP layer also asks of it (HealthService.idle). */
+  /** @internal The same, with what the HTTP layer also asks of it (HealthService.reportNow). */
   private readonly healthService: HealthService;
   readonly version: VersionDocument;
   /** The server's HTTP limits (StartOptions.httpLimits over Fabric's defaults); extensions take their body limit from it. */
@@ -278,7 +278,7 @@ export class OperationsSystem {
       setLogSpec: (spec: string, actor: RequestActor) => {
         this.logging.setSpec(spec, { name: describeActor(actor), fields: { ...actor }, remote: true });
       },
-      checkHealth: (whenWaiting: () => AbortSignal) => (this.healthService.idle ? this.healthService.idleReport() : this.healthService.check(whenWaiting())),
+      checkHealth: (whenWaiting: () => AbortSignal) => this.healthService.reportNow() ?? this.healthService.check(whenWaiting()),
       version: this.version,
       scrape: this.metricsSystem.scrape,
     };

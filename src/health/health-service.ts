@@ -98,13 +98,13 @@ export class HealthService implements OperationsHealth {
   }
 
   /**
-   * The report of a check that has nothing to run, given at once (only while `idle`): what
-   * `check()` resolves to then, without a promise and a turn of the microtask queue per /healthz
-   * (issue 32).
+   * The report at once when a check would run nothing (`idle`): what `check()` resolves to then,
+   * without a promise and a turn of the microtask queue per /healthz (issue 32); undefined when
+   * checks have to run.
    * @internal
    */
-  idleReport(): HealthReport {
-    return this.buildReport([]);
+  reportNow(): HealthReport | undefined {
+    return this.idle ? this.buildReport([]) : undefined;
   }
 
   /** Names of the registered checkers, sorted. */
@@ -123,7 +123,8 @@ export class HealthService implements OperationsHealth {
       return Promise.resolve(current ? this.cancelledReport(current.components, current.settled) : this.cancelledReport(this.components(), new Map()));
     }
     // Nothing to run: the report at once, without a run to share (the common /healthz with no runtime checker).
-    if (this.idle) return Promise.resolve(this.idleReport());
+    const now = this.reportNow();
+    if (now !== undefined) return Promise.resolve(now);
     const run = this.inFlight ?? this.startRun();
     run.waiters += 1;
     return new Promise<HealthReport>((resolve) => {

@@ -7,6 +7,12 @@ function answer(res: ServerResponse, report: HealthReport): void {
   sendJson(res, report.status === 'OK' ? 200 : 503, report);
 }
 
+/** A report that waits for checks: the signal that aborts them when the client goes away, and its 'close' listener. */
+interface Waiting {
+  abandoned: AbortController;
+  onClose: () => void;
+}
+
 /**
  * GET /healthz. A report given at once (no runtime checker) is answered in the same call, with no
  * promise, await or abort signal: those were the handler's largest cost on a keep-alive /healthz
@@ -14,30 +20,29 @@ function answer(res: ServerResponse, report: HealthReport): void {
  */
 export function getHealth(domain: OperationsDomain) {
   return (_req: IncomingMessage, res: ServerResponse): void | Promise<void> => {
-    let abandoned: AbortController | undefined;
-    const onClose = (): void => {
-      if (!res.writableEnded) abandoned?.abort();
-    };
+    const waiting: { current?: Waiting } = {};
     const report = domain.checkHealth(() => {
-      abandoned = new AbortController();
+      const abandoned = new AbortController();
+      const onClose = (): void => {
+        if (!res.writableEnded) abandoned.abort();
+      };
       res.on('close', onClose);
+      waiting.current = { abandoned, onClose };
       return abandoned.signal;
     });
-    if (!(report instanceof Promise)) {
-      answer(res, report);
-      return undefined;
-    }
-    return report.then(
-      (waited) => {
-        if (abandoned !== undefined) res.off('close', onClose);
-        // Answered meanwhile (the response-time limit, or a stop's grace ran out), or nobody left to answer.
-        if (abandoned?.signal.aborted === true || res.headersSent) return;
-        answer(res, waited);
-      },
-      (err: unknown) => {
-        if (abandoned !== undefined) res.off('close', onClose);
-        throw err;
-      },
-    );
+    if (report instanceof Promise) return answerWhenChecked(res, report, waiting.current);
+    answer(res, report);
+    return undefined;
   };
+}
+
+async function answerWhenChecked(res: ServerResponse, report: Promise<HealthReport>, waiting: Waiting | undefined): Promise<void> {
+  try {
+    const checked = await report;
+    // Answered meanwhile (the response-time limit, or a stop's grace ran out), or nobody left to answer.
+    if (waiting?.abandoned.signal.aborted === true || res.headersSent) return;
+    answer(res, checked);
+  } finally {
+    if (waiting !== undefined) res.off('close', waiting.onClose);
+  }
 }

@@ -290,9 +290,11 @@ describe('HealthService shared runs', () => {
 
   it('gives while idle, at once, the report check() resolves to', async () => {
     const { service } = newService();
-    const now = service.idleReport();
+    const now = service.reportNow();
     expect(now).toEqual({ status: 'OK', time: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) as unknown });
     await expect(service.check()).resolves.toEqual({ status: 'OK', time: expect.any(String) as unknown });
+    service.register('runtime', new ControlledChecker());
+    expect(service.reportNow()).toBeUndefined();
   });
 
   it('starts nothing for a caller whose signal is already aborted', async () => {
