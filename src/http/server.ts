@@ -9,13 +9,15 @@ import type { HttpLimits } from './limits';
 import { boundAddress, listenOn } from './listen';
 import { reportRefusedClientCertificates } from './refused-certificates';
 import { RequestOrder } from './request-order';
+import { settleStreamShapes } from './stream-shapes';
 import type { Clock } from '../time';
 
 /**
  * The operations server: Node's HTTP(S) server with Go's timeouts, and what is in the files beside
  * this one: listen.ts (binding), request-order.ts (each connection's requests one at a time, in
  * order), bare-answers.ts (what Go's server answers before the router), connection-cap.ts
- * (maxConnections), refused-certificates.ts (client certificates refused and reported).
+ * (maxConnections), refused-certificates.ts (client certificates refused and reported),
+ * stream-shapes.ts (no deoptimization storm at the first connection reset).
  */
 
 export interface ServerTls {
@@ -80,6 +82,7 @@ export async function startServer(
   events: ServerEvents,
   limits: ServerLimits,
 ): Promise<ListeningServer> {
+  settleStreamShapes();
   const server = createNodeServer(tls, limits);
   const order = new RequestOrder(limits, events);
   order.serve(server, withBareAnswers(app));
