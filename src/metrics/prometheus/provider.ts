@@ -60,12 +60,21 @@ export class PrometheusProvider implements MetricsProvider {
     const definition = defineMetric('counter', options);
     return this.table.getOrCreate(definition, () => {
       const exposedName = counterExpositionName(definition.fqName);
-      const counter = this.register(
+      const pending = new PendingCounts();
+      pending.metric = this.register(
         definition,
         exposedName,
-        (registers) => new PromCounter({ name: exposedName, help: definition.help, labelNames: definition.labelNames, registers }),
+        (registers) =>
+          new PromCounter({
+            name: exposedName,
+            help: definition.help,
+            labelNames: definition.labelNames,
+            registers,
+            // prom-client calls this before every read of the metric (a scrape, `get()`, `metrics()`).
+            collect: () => pending.report(),
+          }),
       );
-      return counterHandle(new MetricCore<CounterSeries>(definition, (labels: BoundLabels) => ({ add: (delta) => counter.inc(labels, delta) }), false));
+      return counterHandle(new MetricCore<CounterSeries>(definition, (labels: BoundLabels) => new PendingCount(labels, pending), false));
     });
   }
 
@@ -132,6 +141,59 @@ export class PrometheusProvider implements MetricsProvider {
       throw new MetricOptionsError(`${definition.description}: the Prometheus name '${exposedName}' is already taken by another metric in this registry`);
     }
     return create([this.registry]);
+  }
+}
+
+/** Counts waiting in a counter's series at most: past this many, they go to prom-client at once. */
+const maxPendingSeries = 1024;
+
+/**
+ * A counter's additions since it was last read. prom-client's `inc(labels, delta)` builds the text
+ * of the labels to find the series on every call (about a third of the requests metric's cost,
+ * which every answer pays); here an addition to a series is a sum, and the sums go to prom-client,
+ * one `inc` per series, when the metric is read (its `collect`). A series waits in the list at most
+ * once, and the list holds at most maxPendingSeries: code that makes a series per addition
+ * (`with(...).add()` each time) hands them over every maxPendingSeries additions.
+ */
+class PendingCounts {
+  /** The prom-client counter, set once it is registered. */
+  metric: PromCounter | undefined = undefined;
+  private readonly waiting: PendingCount[] = [];
+
+  wait(series: PendingCount): void {
+    this.waiting.push(series);
+    if (this.waiting.length >= maxPendingSeries) this.report();
+  }
+
+  /** Gives prom-client the sums added since the last read, so that what it reports is every addition. */
+  report(): void {
+    const { metric, waiting } = this;
+    for (const series of waiting) {
+      metric?.inc(series.labels, series.count);
+      series.count = 0;
+      series.waiting = false;
+    }
+    waiting.length = 0;
+  }
+}
+
+/** One counter series (a handle's): what was added since prom-client last had it. */
+class PendingCount implements CounterSeries {
+  count = 0;
+  /** In its counter's list (a count is waiting). */
+  waiting = false;
+
+  constructor(
+    readonly labels: BoundLabels,
+    private readonly pending: PendingCounts,
+  ) {}
+
+  add(delta: number): void {
+    this.count += delta;
+    if (!this.waiting) {
+      this.waiting = true;
+      this.pending.wait(this);
+    }
   }
 }
 
