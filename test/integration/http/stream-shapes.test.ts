@@ -24,8 +24,8 @@ const loaded = { exports: {} };
 (function (module, exports, require) { ${moduleCode ?? ''} })(loaded, loaded.exports, require);
 if (process.argv[1] === 'settled') loaded.exports.settleStreamShapes();
 const http = require('node:http');
+const { OutgoingMessage } = http;
 const { Readable, Writable } = require('node:stream');
-const { OutgoingMessage } = require('node:_http_outgoing');
 const watched = {
   'Writable.cork': Writable.prototype.cork,
   'Writable.uncork': Writable.prototype.uncork,
