@@ -149,11 +149,11 @@ const maxPendingSeries = 1024;
 
 /**
  * A counter's additions since it was last read. prom-client's `inc(labels, delta)` builds the text
- * of the labels to find the series on every call (about a third of the requests metric's cost,
- * which every answer pays); here an addition to a series is a sum, and the sums go to prom-client,
- * one `inc` per series, when the metric is read (its `collect`). A series waits in the list at most
- * once, and the list holds at most maxPendingSeries: code that makes a series per addition
- * (`with(...).add()` each time) hands them over every maxPendingSeries additions.
+ * of the labels to find the series on every call (about half of what the requests metric costs
+ * every answer: docs/performance.md); here an addition to a series is a sum, and the sums go to
+ * prom-client, one `inc` per series, when the metric is read (its `collect`). A series waits in the
+ * list at most once, and the list holds at most maxPendingSeries: code that makes a series per
+ * addition (`with(...).add()` each time) hands them over every maxPendingSeries additions.
  */
 class PendingCounts {
   /** The prom-client counter, set once it is registered. */
