@@ -20,17 +20,18 @@ interface Waiting {
  */
 export function getHealth(domain: OperationsDomain) {
   return (_req: IncomingMessage, res: ServerResponse): void | Promise<void> => {
-    const waiting: { current?: Waiting } = {};
+    // Set by whenWaiting, which runs only for a report that waits.
+    let waiting: Waiting | undefined;
     const report = domain.checkHealth(() => {
       const abandoned = new AbortController();
       const onClose = (): void => {
         if (!res.writableEnded) abandoned.abort();
       };
       res.on('close', onClose);
-      waiting.current = { abandoned, onClose };
+      waiting = { abandoned, onClose };
       return abandoned.signal;
     });
-    if (report instanceof Promise) return answerWhenChecked(res, report, waiting.current);
+    if (report instanceof Promise) return answerWhenChecked(res, report, waiting);
     answer(res, report);
     return undefined;
   };
