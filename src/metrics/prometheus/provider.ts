@@ -60,19 +60,12 @@ export class PrometheusProvider implements MetricsProvider {
     const definition = defineMetric('counter', options);
     return this.table.getOrCreate(definition, () => {
       const exposedName = counterExpositionName(definition.fqName);
-      const pending = new PendingCounts();
-      pending.metric = this.register(
-        definition,
-        exposedName,
-        (registers) =>
-          new PromCounter({
-            name: exposedName,
-            help: definition.help,
-            labelNames: definition.labelNames,
-            registers,
-            // prom-client calls this before every read of the metric (a scrape, `get()`, `metrics()`).
-            collect: () => pending.report(),
-          }),
+      const pending = new PendingCounts((collect) =>
+        this.register(
+          definition,
+          exposedName,
+          (registers) => new PromCounter({ name: exposedName, help: definition.help, labelNames: definition.labelNames, registers, collect }),
+        ),
       );
       return counterHandle(new MetricCore<CounterSeries>(definition, (labels: BoundLabels) => new PendingCount(labels, pending), false));
     });
@@ -156,9 +149,13 @@ const maxPendingSeries = 1024;
  * addition (`with(...).add()` each time) hands them over every maxPendingSeries additions.
  */
 class PendingCounts {
-  /** The prom-client counter, set once it is registered. */
-  metric: PromCounter | undefined = undefined;
+  private readonly metric: PromCounter;
   private readonly waiting: PendingCount[] = [];
+
+  /** `create` makes the prom-client counter with `collect`, which prom-client calls before every read of it (a scrape, `get()`, `metrics()`). */
+  constructor(create: (collect: () => void) => PromCounter) {
+    this.metric = create(() => this.report());
+  }
 
   wait(series: PendingCount): void {
     this.waiting.push(series);
@@ -169,7 +166,7 @@ class PendingCounts {
   report(): void {
     const { metric, waiting } = this;
     for (const series of waiting) {
-      metric?.inc(series.labels, series.count);
+      metric.inc(series.labels, series.count);
       series.count = 0;
       series.waiting = false;
     }
