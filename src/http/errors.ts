@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type ServerResponse } from 'node:http';
 import { jsonContentType, sendJson } from './json';
+import { newRequestId } from './request-ids';
 
 /** Every error response of the operations API: `{"error": "<message>"}`. */
 export function sendError(res: ServerResponse, status: number, message: string): void {
@@ -11,7 +11,7 @@ const acceptableRequestId = /^[\x21-\x7e]{1,200}$/;
 
 /** The client's X-Request-Id when it is sane, else a new UUID v4. */
 export function requestIdFor(given: string | string[] | undefined): string {
-  return typeof given === 'string' && acceptableRequestId.test(given) ? given : randomUUID();
+  return typeof given === 'string' && acceptableRequestId.test(given) ? given : newRequestId();
 }
 
 /** An error answer written without express (below the router), same shape; the connection closes after it. */
@@ -21,12 +21,12 @@ export function sendBareError(res: ServerResponse, status: number, message: stri
   res.setHeader('Content-Type', jsonContentType);
   res.setHeader('Content-Length', Buffer.byteLength(body));
   res.setHeader('Connection', 'close');
-  if (!res.hasHeader('X-Request-Id')) res.setHeader('X-Request-Id', requestId ?? randomUUID());
+  if (!res.hasHeader('X-Request-Id')) res.setHeader('X-Request-Id', requestId ?? newRequestId());
   res.end(body);
 }
 
 /** A whole HTTP/1.1 error response as bytes, for a socket the HTTP parser gave up on. */
-export function rawErrorResponse(status: number, message: string, requestId: string = randomUUID()): string {
+export function rawErrorResponse(status: number, message: string, requestId: string = newRequestId()): string {
   const body = JSON.stringify({ error: message });
   return [
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}`,
