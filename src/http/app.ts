@@ -10,7 +10,7 @@ import { getLogSpec, putLogSpec } from './handlers/logspec';
 import { getMetrics } from './handlers/metrics';
 import { getVersion } from './handlers/version';
 import { refuseWithoutClientCertificate } from './middleware/client-auth';
-import { requestId } from './middleware/request-id';
+import { requestId, setRequestIdHeader } from './request-ids';
 import type { HttpLimits } from './limits';
 import { requestPath } from './request-path';
 
@@ -94,8 +94,9 @@ export function createOperationsApp(domain: OperationsDomain, options: AppOption
     const handle = mounted as unknown as (req: IncomingMessage, res: ServerResponse, next: Next) => void;
     serve = (req, res) => handle(req, res, routerExit);
   }
-  // Every request gets its id first. Its count in the requests metric and its response-time
-  // limit are the server's (request-order.ts), which sees every answer end.
+  // Every request gets its id first (written into the answer's head, request-ids.ts). Its count in
+  // the requests metric and its response-time limit are the server's (request-order.ts), which
+  // sees every answer end.
   return (req, res) => {
     requestId(req, res);
     serve(req, res);
@@ -151,6 +152,12 @@ function expressAppFor(handler: RequestHandler): express.Express {
   app.set('strict routing', true);
   app.set('x-powered-by', false);
   app.set('etag', false);
+  // express answers through its own response prototype, past RequestIdResponse's writeHead: the
+  // request id is set as the request enters, and the mount's handlers see it as they did.
+  app.use((_req, res, next) => {
+    setRequestIdHeader(res);
+    next();
+  });
   app.use(handler);
   return app;
 }

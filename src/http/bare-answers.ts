@@ -1,6 +1,7 @@
 import http, { type IncomingMessage, type RequestListener } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { rawErrorResponse, requestIdFor, sendBareError } from './errors';
+import { rawErrorResponse, sendBareError } from './errors';
+import { requestIdFor } from './request-ids';
 import { seconds } from './limits';
 
 /**

@@ -1,17 +1,10 @@
 import { STATUS_CODES, type ServerResponse } from 'node:http';
 import { jsonContentType, sendJson } from './json';
-import { newRequestId } from './request-ids';
+import { newRequestId, setRequestIdHeader } from './request-ids';
 
 /** Every error response of the operations API: `{"error": "<message>"}`. */
 export function sendError(res: ServerResponse, status: number, message: string): void {
   sendJson(res, status, { error: message });
-}
-
-const acceptableRequestId = /^[\x21-\x7e]{1,200}$/;
-
-/** The client's X-Request-Id when it is sane, else a new UUID v4. */
-export function requestIdFor(given: string | string[] | undefined): string {
-  return typeof given === 'string' && acceptableRequestId.test(given) ? given : newRequestId();
 }
 
 /** An error answer written without express (below the router), same shape; the connection closes after it. */
@@ -21,7 +14,7 @@ export function sendBareError(res: ServerResponse, status: number, message: stri
   res.setHeader('Content-Type', jsonContentType);
   res.setHeader('Content-Length', Buffer.byteLength(body));
   res.setHeader('Connection', 'close');
-  if (!res.hasHeader('X-Request-Id')) res.setHeader('X-Request-Id', requestId ?? newRequestId());
+  setRequestIdHeader(res, requestId);
   res.end(body);
 }
 

@@ -8,6 +8,7 @@ import { sendBareError } from './errors';
 import type { HttpLimits } from './limits';
 import { boundAddress, listenOn } from './listen';
 import { reportRefusedClientCertificates } from './refused-certificates';
+import { RequestIdResponse } from './request-ids';
 import { RequestOrder } from './request-order';
 import { settleStreamShapes } from './stream-shapes';
 import type { Clock } from '../time';
@@ -111,7 +112,12 @@ export async function startServer(
 function createNodeServer(tls: ServerTls | null, limits: ServerLimits): http.Server | https.Server {
   // Node enforces the read timeouts when it sweeps its connections; sweep every second (more often
   // under shorter limits), not every 30 s. requireHostHeader off: the Host checks (bare-answers.ts) answer with a JSON body.
-  const options = { connectionsCheckingInterval: Math.min(1000, Math.ceil(limits.readTimeoutMs / 4)), requireHostHeader: false };
+  // Its responses write the request id into their heads (request-ids.ts).
+  const options = {
+    connectionsCheckingInterval: Math.min(1000, Math.ceil(limits.readTimeoutMs / 4)),
+    requireHostHeader: false,
+    ServerResponse: RequestIdResponse,
+  };
   const server: http.Server | https.Server = tls
     ? https.createServer({
         ...options,
