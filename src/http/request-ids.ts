@@ -16,7 +16,7 @@ import { ServerResponse, type IncomingMessage, type OutgoingHttpHeader, type Out
  * the request starts: a response with no header set before `writeHead(status, [headers])` has its
  * head written from that list at once, where any header set before makes Node keep a table of
  * them, each name lower-cased and validated on the way in and the table walked on the way out
- * (0.94x to 0.96x the CPU per request, paired; docs/performance.md).
+ * (0.92x to 0.94x the CPU per request, paired; docs/performance.md).
  */
 
 /** Ids drawn at once from the random source (Node's own UUID cache holds as many). */
