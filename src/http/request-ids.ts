@@ -110,6 +110,6 @@ export function requestId(req: IncomingMessage, res: ServerResponse): void {
  */
 export function setRequestIdHeader(res: ServerResponse, otherwise?: string): void {
   const pending = (res as Pending)[pendingId];
-  (res as Pending)[pendingId] = undefined;
+  if (pending !== undefined) (res as Pending)[pendingId] = undefined;
   if (!res.hasHeader('X-Request-Id')) res.setHeader('X-Request-Id', pending ?? otherwise ?? newRequestId());
 }
